@@ -1,0 +1,39 @@
+# The two commands a newcomer needs: `make demo` and `make test`.
+PYTHON      ?= python3
+VENV        := .venv
+BIN         := $(VENV)/bin
+JAVA_PKG    := openjdk-17-jre-headless
+SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+export PYSPARK_PYTHON := $(abspath $(BIN)/python)
+
+.PHONY: env java demo test test-slow bench clean
+
+env: java $(VENV)/.installed
+
+# PySpark 4 needs Java 17 or newer; install it from Debian's packages if it is missing.
+java:
+	@if java -version 2>&1 | grep -Eq 'version "(1[7-9]|[2-9][0-9])'; then :; else \
+	  echo "Installing $(JAVA_PKG) ..."; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(JAVA_PKG); \
+	fi
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $@
+
+demo: env
+	$(BIN)/hudictl demo
+
+test: env
+	$(BIN)/pytest
+
+test-slow: env
+	$(BIN)/pytest -m slow || [ $$? = 5 ]  # 5: no slow test selected
+
+bench: env
+	$(BIN)/python -m benchmarks.run
+
+clean:
+	rm -rf $(VENV) .pytest_cache demo-lakehouse

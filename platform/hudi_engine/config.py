@@ -1,0 +1,221 @@
+"""Every ``hoodie.*`` option the engine understands, defined once with Hudi's own key and default.
+
+Users pass plain string dicts (as with Hudi's Spark datasource); :class:`HoodieConfig` reads them
+through these definitions so a default or an alias lives in exactly one place.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from .errors import HoodieConfigError
+
+
+@dataclass(frozen=True)
+class ConfigProperty:
+    key: str
+    default: Any = None
+    doc: str = ""
+    alternatives: tuple[str, ...] = ()
+    choices: tuple[str, ...] = ()
+
+
+REGISTRY: dict[str, ConfigProperty] = {}
+
+
+def _prop(key: str, default: Any = None, doc: str = "", alternatives: Iterable[str] = (),
+          choices: Iterable[str] = ()) -> ConfigProperty:
+    prop = ConfigProperty(key, default, doc, tuple(alternatives), tuple(choices))
+    assert key not in REGISTRY, f"{key} defined twice"
+    REGISTRY[key] = prop
+    return prop
+
+
+# --- table identity and layout (persisted in .hoodie/hoodie.properties) ---------------------------
+TABLE_NAME = _prop("hoodie.table.name", None, "Table name; required on first write.",
+                   alternatives=("hoodie.datasource.write.table.name",))
+DATABASE_NAME = _prop("hoodie.database.name", "default", "Database the table belongs to.")
+TABLE_TYPE = _prop("hoodie.table.type", "COPY_ON_WRITE", "Storage type of the table.",
+                   alternatives=("hoodie.datasource.write.table.type",),
+                   choices=("COPY_ON_WRITE", "MERGE_ON_READ"))
+TABLE_VERSION = _prop("hoodie.table.version", 6, "Table format version written.")
+TIMELINE_LAYOUT_VERSION = _prop("hoodie.timeline.layout.version", 1, "Timeline layout version.")
+TIMELINE_PATH = _prop("hoodie.timeline.path", "timeline",
+                      "Folder under .hoodie holding the active timeline (layout version 2+).")
+ARCHIVELOG_FOLDER = _prop("hoodie.archivelog.folder", "archived", "Archived timeline folder.")
+RECORDKEY_FIELDS = _prop("hoodie.table.recordkey.fields", None, "Record key field(s), comma separated.",
+                         alternatives=("hoodie.datasource.write.recordkey.field",))
+PARTITION_FIELDS = _prop("hoodie.table.partition.fields", "",
+                         "Partition path field(s), comma separated; empty for non-partitioned.",
+                         alternatives=("hoodie.datasource.write.partitionpath.field",))
+PRECOMBINE_FIELD = _prop("hoodie.table.precombine.field", None,
+                         "Ordering field: the larger value wins when two records share a key.",
+                         alternatives=("hoodie.datasource.write.precombine.field",
+                                       "hoodie.table.ordering.fields"))
+KEYGEN_CLASS = _prop("hoodie.table.keygenerator.class", None, "Key generator class.",
+                     alternatives=("hoodie.datasource.write.keygenerator.class",))
+KEYGEN_TYPE = _prop("hoodie.datasource.write.keygenerator.type", None,
+                    "Key generator by type name (SIMPLE, COMPLEX, NON_PARTITION, TIMESTAMP).",
+                    alternatives=("hoodie.table.keygenerator.type",))
+HIVE_STYLE_PARTITIONING = _prop("hoodie.datasource.write.hive_style_partitioning", False,
+                                "Partition folders named field=value.")
+URL_ENCODE_PARTITIONING = _prop("hoodie.datasource.write.partitionpath.urlencode", False,
+                                "URL-encode partition path values.")
+DROP_PARTITION_COLUMNS = _prop("hoodie.datasource.write.drop.partition.columns", False,
+                               "Drop partition columns from data files.")
+POPULATE_META_FIELDS = _prop("hoodie.populate.meta.fields", True, "Write the _hoodie_ meta columns.")
+BASE_FILE_FORMAT = _prop("hoodie.table.base.file.format", "PARQUET", "Base file format.")
+CREATE_SCHEMA = _prop("hoodie.table.create.schema", None, "Avro schema at table creation.")
+TIMELINE_TIMEZONE = _prop("hoodie.table.timeline.timezone", "LOCAL",
+                          "Time zone of instant times.", choices=("LOCAL", "UTC"))
+PAYLOAD_CLASS = _prop("hoodie.compaction.payload.class",
+                      "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload",
+                      "Payload class persisted for other engines.",
+                      alternatives=("hoodie.datasource.write.payload.class",))
+TABLE_CHECKSUM = _prop("hoodie.table.checksum", None, "CRC32 of database.table.")
+PARTITION_METAFILE_USE_BASE_FORMAT = _prop("hoodie.partition.metafile.use.base.format", False,
+                                           "Partition metadata as a base-format file.")
+CDC_ENABLED = _prop("hoodie.table.cdc.enabled", False, "Write CDC log files.")
+
+# --- key generators -------------------------------------------------------------------------------
+TIMESTAMP_TYPE = _prop("hoodie.keygen.timebased.timestamp.type", None,
+                       "How the partition field holds time.",
+                       choices=("UNIX_TIMESTAMP", "DATE_STRING", "MIXED", "EPOCHMILLISECONDS",
+                                "EPOCHMICROSECONDS", "SCALAR"))
+TIMESTAMP_INPUT_DATE_FORMAT = _prop("hoodie.keygen.timebased.input.dateformat", "",
+                                    "Input pattern(s) for DATE_STRING, comma separated.")
+TIMESTAMP_INPUT_DATE_FORMAT_DELIMITER = _prop(
+    "hoodie.keygen.timebased.input.dateformat.list.delimiter.regex", ",",
+    "Separator of several input patterns.")
+TIMESTAMP_OUTPUT_DATE_FORMAT = _prop("hoodie.keygen.timebased.output.dateformat", "",
+                                     "Partition path pattern.")
+TIMESTAMP_TIMEZONE = _prop("hoodie.keygen.timebased.timezone", "UTC", "Time zone of input and output.")
+TIMESTAMP_INPUT_TIMEZONE = _prop("hoodie.keygen.timebased.input.timezone", "",
+                                 "Time zone of the input (overrides timezone).")
+TIMESTAMP_OUTPUT_TIMEZONE = _prop("hoodie.keygen.timebased.output.timezone", "",
+                                  "Time zone of the output (overrides timezone).")
+TIMESTAMP_SCALAR_UNIT = _prop("hoodie.keygen.timebased.timestamp.scalar.time.unit", "SECONDS",
+                              "Unit of a SCALAR timestamp.")
+CONSISTENT_LOGICAL_TIMESTAMP = _prop(
+    "hoodie.datasource.write.keygenerator.consistent.logical.timestamp.enabled", False,
+    "Use logical timestamp values in keys.")
+
+# --- write ----------------------------------------------------------------------------------------
+OPERATION = _prop("hoodie.datasource.write.operation", "upsert", "Write operation.",
+                  choices=("insert", "upsert", "delete", "bulk_insert", "insert_overwrite",
+                           "insert_overwrite_table", "delete_partition"))
+PARTITIONS_TO_DELETE = _prop("hoodie.datasource.write.partitions.to.delete", None,
+                             "Comma separated partition paths for delete_partition.")
+RECORD_MERGE_MODE = _prop("hoodie.record.merge.mode", "EVENT_TIME_ORDERING",
+                          "How two versions of a record are merged.",
+                          choices=("EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING"))
+COMBINE_BEFORE_INSERT = _prop("hoodie.combine.before.insert", False,
+                              "De-duplicate the input by key on insert and bulk_insert.")
+COMBINE_BEFORE_UPSERT = _prop("hoodie.combine.before.upsert", True,
+                              "De-duplicate the input by key on upsert.")
+COMBINE_BEFORE_DELETE = _prop("hoodie.combine.before.delete", True,
+                              "De-duplicate the input by key on delete.")
+INSERT_DROP_DUPS = _prop("hoodie.datasource.write.insert.drop.duplicates", False,
+                         "Drop incoming inserts whose key already exists.")
+SCHEMA_RECONCILE = _prop("hoodie.datasource.write.reconcile.schema", False,
+                         "Keep the table schema when the batch lacks columns.")
+INDEX_TYPE = _prop("hoodie.index.type", "SIMPLE", "Index used to tag updates.",
+                   choices=("SIMPLE", "GLOBAL_SIMPLE"))
+SIMPLE_INDEX_UPDATE_PARTITION_PATH = _prop(
+    "hoodie.simple.index.update.partition.path", True,
+    "Under GLOBAL_SIMPLE, a key arriving with a new partition moves there.")
+PARQUET_MAX_FILE_SIZE = _prop("hoodie.parquet.max.file.size", 125829120, "Target base file size.")
+PARQUET_SMALL_FILE_LIMIT = _prop("hoodie.parquet.small.file.limit", 104857600,
+                                 "Files smaller than this receive new inserts; 0 disables.")
+PARQUET_COMPRESSION = _prop("hoodie.parquet.compression.codec", "gzip", "Parquet codec.")
+PARQUET_BLOCK_SIZE = _prop("hoodie.parquet.block.size", 125829120, "Parquet row group size.")
+PARQUET_PAGE_SIZE = _prop("hoodie.parquet.page.size", 1048576, "Parquet page size.")
+COPY_ON_WRITE_RECORD_SIZE_ESTIMATE = _prop("hoodie.copyonwrite.record.size.estimate", 1024,
+                                           "Bytes per record before any commit tells better.")
+COPY_ON_WRITE_INSERT_SPLIT_SIZE = _prop("hoodie.copyonwrite.insert.split.size", 500000,
+                                        "Records per new file group when sizes are unknown.")
+COPY_ON_WRITE_AUTO_SPLIT_INSERTS = _prop("hoodie.copyonwrite.insert.auto.split", True,
+                                         "Size new file groups from the average record size.")
+BULKINSERT_SHUFFLE_PARALLELISM = _prop("hoodie.bulkinsert.shuffle.parallelism", 0,
+                                       "Spark partitions for bulk_insert; 0 lets Spark decide.")
+UPSERT_SHUFFLE_PARALLELISM = _prop("hoodie.upsert.shuffle.parallelism", 0,
+                                   "Spark partitions for upserts; 0 lets Spark decide.")
+BULKINSERT_SORT_MODE = _prop("hoodie.bulkinsert.sort.mode", "NONE", "Sort before bulk insert.",
+                             choices=("NONE", "GLOBAL_SORT", "PARTITION_SORT"))
+BLOOM_NUM_ENTRIES = _prop("hoodie.index.bloom.num_entries", 60000, "Expected keys per file.")
+BLOOM_FPP = _prop("hoodie.index.bloom.fpp", 0.000000001, "Bloom filter false positive rate.")
+BLOOM_FILTER_TYPE = _prop("hoodie.bloom.index.filter.type", "DYNAMIC_V0", "Bloom filter type.",
+                          choices=("SIMPLE", "DYNAMIC_V0"))
+BLOOM_DYNAMIC_MAX_ENTRIES = _prop("hoodie.bloom.index.filter.dynamic.max.entries", 100000,
+                                  "Upper bound of entries for a dynamic bloom filter.")
+ROLLBACK_PENDING = _prop("hoodie.cleaner.policy.failed.writes", "EAGER",
+                         "When failed writes are rolled back.", choices=("EAGER", "LAZY", "NEVER"))
+
+# --- read -----------------------------------------------------------------------------------------
+QUERY_TYPE = _prop("hoodie.datasource.query.type", "snapshot", "Query type.",
+                   choices=("snapshot", "incremental", "read_optimized"))
+BEGIN_INSTANTTIME = _prop("hoodie.datasource.read.begin.instanttime", None,
+                          "Incremental start, exclusive.")
+END_INSTANTTIME = _prop("hoodie.datasource.read.end.instanttime", None,
+                        "Incremental end, inclusive; latest commit when unset.")
+AS_OF_INSTANT = _prop("as.of.instant", None, "Time travel to this instant.")
+
+
+class HoodieConfig:
+    """A user's options read through the registry: aliases resolved, defaults applied, types checked."""
+
+    def __init__(self, options: Mapping[str, Any] | None = None):
+        self._raw: dict[str, str] = {k: _to_str(v) for k, v in (options or {}).items() if v is not None}
+
+    def raw(self) -> dict[str, str]:
+        return dict(self._raw)
+
+    def with_defaults(self, defaults: Mapping[str, Any]) -> "HoodieConfig":
+        """A copy where ``defaults`` fill keys the user did not set."""
+        merged = {k: _to_str(v) for k, v in defaults.items() if v is not None}
+        merged.update(self._raw)
+        return HoodieConfig(merged)
+
+    def contains(self, prop: ConfigProperty) -> bool:
+        return any(k in self._raw for k in (prop.key, *prop.alternatives))
+
+    def get_str(self, prop: ConfigProperty) -> str | None:
+        for key in (prop.key, *prop.alternatives):
+            if key in self._raw:
+                value = self._raw[key]
+                if prop.choices and value.upper() not in {c.upper() for c in prop.choices}:
+                    raise HoodieConfigError(
+                        f"{key}={value!r} is not valid; use one of {', '.join(prop.choices)}")
+                return value
+        return None if prop.default is None else _to_str(prop.default)
+
+    def get(self, prop: ConfigProperty) -> Any:
+        """The value typed like the property's default (bool, int, float or str)."""
+        value = self.get_str(prop)
+        if value is None or prop.default is None or isinstance(prop.default, str):
+            return value
+        try:
+            if isinstance(prop.default, bool):
+                if value.lower() not in ("true", "false"):
+                    raise ValueError(value)
+                return value.lower() == "true"
+            return type(prop.default)(value)
+        except ValueError:
+            raise HoodieConfigError(
+                f"{prop.key}={value!r} is not a valid {type(prop.default).__name__}") from None
+
+    def get_list(self, prop: ConfigProperty) -> list[str]:
+        value = self.get_str(prop) or ""
+        return [part.strip() for part in value.split(",") if part.strip()]
+
+    def require(self, prop: ConfigProperty, why: str) -> str:
+        value = self.get_str(prop)
+        if not value:
+            raise HoodieConfigError(f"{prop.key} is required: {why}")
+        return value
+
+
+def _to_str(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

@@ -1,0 +1,21 @@
+"""Errors users can act on: each names what was wrong, where, and what to do."""
+
+
+class HoodieError(Exception):
+    """Base of every error the engine raises on purpose."""
+
+
+class HoodieConfigError(HoodieError, ValueError):
+    """An option is missing, unknown or has a bad value."""
+
+
+class HoodieValidationError(HoodieError, ValueError):
+    """Input records cannot be written (null key, missing ordering field, incompatible schema)."""
+
+
+class HoodieTableNotFoundError(HoodieError, FileNotFoundError):
+    """No Hudi table (no .hoodie/hoodie.properties) at the given path."""
+
+
+class HoodieTimelineError(HoodieError):
+    """The timeline cannot answer: unknown instant, instant outside the active timeline, ..."""

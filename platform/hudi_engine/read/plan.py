@@ -1,0 +1,80 @@
+"""What a query reads: file slices, a commit-time window and the schema. No engine in here, so the
+Spark reader, the ``hudi`` data source and in-process reads all plan the same way."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from .. import config as C
+from ..config import HoodieConfig
+from ..errors import HoodieConfigError, HoodieTimelineError
+from ..file_group.fs_view import FileSlice
+from ..schema.avro import META_FIELDS, avro_to_arrow
+from ..table.meta_client import HoodieTable
+from ..timeline.instant import normalize_instant
+
+
+@dataclass(frozen=True)
+class ReadPlan:
+    slices: tuple[FileSlice, ...]
+    schema: pa.Schema                # columns returned, meta columns first when the table has them
+    begin: str | None = None         # incremental window (begin, end] on _hoodie_commit_time
+    end: str | None = None
+
+    @property
+    def base_paths(self) -> list[str]:
+        return [s.base_file.path for s in self.slices if s.base_file]
+
+
+def plan_read(table: HoodieTable, options: dict | None = None) -> ReadPlan:
+    cfg = HoodieConfig(options)
+    query = cfg.get_str(C.QUERY_TYPE).lower()
+    timeline = table.timeline
+    if query == "incremental":
+        return _incremental(table, cfg)
+    as_of = cfg.get_str(C.AS_OF_INSTANT)
+    if as_of is not None:
+        as_of = normalize_instant(as_of, C.AS_OF_INSTANT.key)
+        last = timeline.last_completed_write(until=as_of)
+        if last is None:
+            return ReadPlan((), table_schema(table, as_of))
+        as_of = last.timestamp
+    slices = table.fs_view().latest_file_slices(as_of=as_of)
+    return ReadPlan(tuple(slices), table_schema(table, as_of))
+
+
+def _incremental(table: HoodieTable, cfg: HoodieConfig) -> ReadPlan:
+    timeline = table.timeline
+    begin = cfg.get_str(C.BEGIN_INSTANTTIME)
+    if begin is None:
+        raise HoodieConfigError(
+            f"an incremental query needs {C.BEGIN_INSTANTTIME.key} (exclusive; '0' reads from the "
+            "first commit)")
+    begin = normalize_instant(begin, C.BEGIN_INSTANTTIME.key)
+    end = cfg.get_str(C.END_INSTANTTIME)
+    end = normalize_instant(end, C.END_INSTANTTIME.key) if end else None
+    commits = timeline.completed_writes(after=begin, until=end)
+    if not commits:
+        return ReadPlan((), table_schema(table, end), begin, end or begin)
+    end = end or commits[-1].timestamp
+    touched: set[tuple[str, str]] = set()
+    for instant in commits:
+        meta = timeline.commit_metadata(instant)
+        for partition, stats in (meta.get("partitionToWriteStats") or {}).items():
+            touched.update((partition, s["fileId"]) for s in stats if s.get("fileId"))
+    groups = table.fs_view().file_groups(as_of=end, partitions={p for p, _ in touched})
+    slices = [g.latest_slice() for g in groups if (g.partition, g.file_id) in touched and g.slices]
+    return ReadPlan(tuple(slices), table_schema(table, end), begin, end)
+
+
+def table_schema(table: HoodieTable, as_of: str | None = None) -> pa.Schema:
+    """Columns of the table at ``as_of``: the newest commit schema, else the creation schema."""
+    avro = table.timeline.latest_schema(until=as_of) or table.props.get(C.CREATE_SCHEMA.key)
+    if not avro:
+        raise HoodieTimelineError(
+            f"table {table.name} records no schema (no completed commit and no "
+            f"{C.CREATE_SCHEMA.key}); write to it first")
+    data = [f for f in avro_to_arrow(avro) if f.name not in META_FIELDS]
+    meta = [pa.field(n, pa.string()) for n in META_FIELDS] if table.populate_meta_fields else []
+    return pa.schema(meta + data)

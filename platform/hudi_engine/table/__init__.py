@@ -1,0 +1,1 @@
+"""A table's identity: hoodie.properties and its meta client."""

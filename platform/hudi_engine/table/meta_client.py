@@ -1,0 +1,136 @@
+"""A table's persisted identity (``hoodie.properties``) plus its timeline and file view."""
+from __future__ import annotations
+
+from functools import cached_property
+
+from .. import config as C
+from ..config import HoodieConfig
+from ..errors import HoodieConfigError, HoodieTableNotFoundError
+from ..file_group.fs_view import FileSystemView
+from ..storage import Storage
+from ..timeline.timeline import META_DIR, Timeline
+from .properties import read_properties_text, table_checksum, write_properties_text
+
+PROPERTIES_FILE = f"{META_DIR}/hoodie.properties"
+WRITE_TABLE_VERSION = 6
+READ_TABLE_VERSIONS = (5, 6, 8, 9)
+EVENT_TIME_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
+
+# Keys every write persists when it creates a table, from the write options (or their defaults).
+_PERSISTED = (C.TABLE_NAME, C.DATABASE_NAME, C.TABLE_TYPE, C.RECORDKEY_FIELDS, C.PARTITION_FIELDS,
+              C.PRECOMBINE_FIELD, C.HIVE_STYLE_PARTITIONING, C.URL_ENCODE_PARTITIONING,
+              C.DROP_PARTITION_COLUMNS, C.POPULATE_META_FIELDS, C.BASE_FILE_FORMAT, C.TIMELINE_TIMEZONE,
+              C.ARCHIVELOG_FOLDER, C.PARTITION_METAFILE_USE_BASE_FORMAT, C.CDC_ENABLED,
+              C.TIMESTAMP_TYPE, C.TIMESTAMP_INPUT_DATE_FORMAT, C.TIMESTAMP_OUTPUT_DATE_FORMAT,
+              C.TIMESTAMP_TIMEZONE, C.TIMESTAMP_INPUT_TIMEZONE, C.TIMESTAMP_OUTPUT_TIMEZONE)
+# Keys that define what a record is: a write that disagrees with the table is refused.
+_IDENTITY = (C.RECORDKEY_FIELDS, C.PARTITION_FIELDS, C.TABLE_TYPE, C.HIVE_STYLE_PARTITIONING)
+
+
+class HoodieTable:
+    def __init__(self, storage: Storage, props: dict[str, str]):
+        self.storage = storage
+        self.props = props
+        self.config = HoodieConfig(props)
+
+    # --- opening and creating --------------------------------------------------------------------
+    @classmethod
+    def exists(cls, base_path: str) -> bool:
+        return Storage(base_path).exists(PROPERTIES_FILE)
+
+    @classmethod
+    def load(cls, base_path: str) -> "HoodieTable":
+        storage = Storage(base_path)
+        try:
+            props = read_properties_text(storage.read_text(PROPERTIES_FILE))
+        except FileNotFoundError:
+            raise HoodieTableNotFoundError(
+                f"no Hudi table at {base_path}: {PROPERTIES_FILE} is missing. Write to the path "
+                "first, or check the base path (it is the folder that holds .hoodie/)") from None
+        table = cls(storage, props)
+        if table.version not in READ_TABLE_VERSIONS:
+            raise HoodieConfigError(
+                f"{base_path} has hoodie.table.version={table.version}; this engine reads versions "
+                f"{', '.join(map(str, READ_TABLE_VERSIONS))}")
+        return table
+
+    @classmethod
+    def create(cls, base_path: str, options: HoodieConfig, keygen_class: str,
+               create_schema: str) -> "HoodieTable":
+        props: dict[str, str] = {}
+        for prop in _PERSISTED:
+            value = options.get_str(prop)
+            if value not in (None, ""):
+                props[prop.key] = value
+        props[C.TABLE_NAME.key] = options.require(C.TABLE_NAME, "a new table needs a name")
+        props[C.RECORDKEY_FIELDS.key] = options.require(
+            C.RECORDKEY_FIELDS, "name the field(s) that identify a record, e.g. 'id'")
+        props[C.TABLE_VERSION.key] = str(WRITE_TABLE_VERSION)
+        props[C.TIMELINE_LAYOUT_VERSION.key] = "1"
+        props[C.KEYGEN_CLASS.key] = keygen_class
+        props[C.CREATE_SCHEMA.key] = create_schema
+        props[C.PAYLOAD_CLASS.key] = (EVENT_TIME_PAYLOAD if merge_mode(options) == "EVENT_TIME_ORDERING"
+                                      else C.PAYLOAD_CLASS.default)
+        props[C.TABLE_CHECKSUM.key] = table_checksum(props[C.DATABASE_NAME.key], props[C.TABLE_NAME.key])
+        storage = Storage(base_path)
+        storage.mkdirs(f"{META_DIR}/{props[C.ARCHIVELOG_FOLDER.key]}")
+        storage.write_text(PROPERTIES_FILE, write_properties_text(props))
+        return cls(storage, props)
+
+    def check_write_options(self, options: HoodieConfig) -> None:
+        """Refuse a write whose record identity disagrees with the table's."""
+        for prop in _IDENTITY:
+            if not options.contains(prop):
+                continue
+            mine, theirs = self.config.get_str(prop) or "", options.get_str(prop) or ""
+            if mine.replace(" ", "").lower() != theirs.replace(" ", "").lower():
+                raise HoodieConfigError(
+                    f"{prop.key}={theirs!r} does not match the table's {mine!r} "
+                    f"({self.storage.base_uri}); drop the option or write to a new table")
+
+    # --- identity --------------------------------------------------------------------------------
+    @property
+    def base_path(self) -> str:
+        return self.storage.base_uri
+
+    @property
+    def name(self) -> str:
+        return self.props[C.TABLE_NAME.key]
+
+    @property
+    def version(self) -> int:
+        return int(self.props.get(C.TABLE_VERSION.key, "0"))
+
+    @property
+    def table_type(self) -> str:
+        return self.config.get_str(C.TABLE_TYPE).upper()
+
+    @property
+    def layout_version(self) -> int:
+        return int(self.props.get(C.TIMELINE_LAYOUT_VERSION.key, "1"))
+
+    @property
+    def populate_meta_fields(self) -> bool:
+        return self.config.get(C.POPULATE_META_FIELDS)
+
+    # --- timeline and files ----------------------------------------------------------------------
+    @cached_property
+    def timeline(self) -> Timeline:
+        return Timeline.load(self.storage, self.layout_version, self.config.get_str(C.TIMELINE_PATH))
+
+    def reload(self) -> "HoodieTable":
+        return HoodieTable(self.storage, self.props)
+
+    def fs_view(self) -> FileSystemView:
+        return FileSystemView(self.storage, self.timeline)
+
+
+def merge_mode(options: HoodieConfig) -> str:
+    """How an incoming record merges with the stored one: an explicit merge mode or payload class
+    wins; otherwise EVENT_TIME_ORDERING when an ordering field exists (Hudi 1.x's default)."""
+    if options.contains(C.RECORD_MERGE_MODE):
+        return options.get_str(C.RECORD_MERGE_MODE).upper()
+    if options.contains(C.PAYLOAD_CLASS):
+        return ("EVENT_TIME_ORDERING" if options.get_str(C.PAYLOAD_CLASS) == EVENT_TIME_PAYLOAD
+                else "COMMIT_TIME_ORDERING")
+    return "EVENT_TIME_ORDERING" if options.get_str(C.PRECOMBINE_FIELD) else "COMMIT_TIME_ORDERING"

@@ -1,0 +1,1 @@
+"""Timeline: instants, their files and their metadata (hudi-rs's `timeline` module)."""

@@ -1,0 +1,127 @@
+"""The active timeline: a snapshot of ``.hoodie`` instants, and the only writer of instant files."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Iterable
+
+from ..errors import HoodieTimelineError
+from ..storage import Storage
+from .avro_models import parse_commit_metadata
+from .instant import WRITE_ACTIONS, Instant, State, parse_instant_file_name
+
+META_DIR = ".hoodie"
+
+
+@dataclass(frozen=True)
+class Timeline:
+    storage: Storage
+    instants: tuple[Instant, ...]
+    layout_version: int = 1
+    timeline_dir: str = META_DIR
+
+    @classmethod
+    def load(cls, storage: Storage, layout_version: int = 1, timeline_path: str = "timeline") -> "Timeline":
+        timeline_dir = f"{META_DIR}/{timeline_path}" if layout_version >= 2 else META_DIR
+        latest: dict[str, Instant] = {}
+        for info in storage.list(timeline_dir):
+            instant = parse_instant_file_name(info.path.rsplit("/", 1)[-1])
+            if instant is None:
+                continue
+            seen = latest.get(instant.timestamp)
+            if seen is None or instant.state > seen.state:
+                latest[instant.timestamp] = instant
+        return cls(storage, tuple(sorted(latest.values())), layout_version, timeline_dir)
+
+    # --- queries ---------------------------------------------------------------------------------
+    def filter(self, actions: Iterable[str] | None = None, completed: bool | None = None,
+               after: str | None = None, until: str | None = None) -> list[Instant]:
+        """Instants by action and state, in the range (after, until] of instant times."""
+        actions = set(actions) if actions is not None else None
+        return [i for i in self.instants
+                if (actions is None or i.action in actions)
+                and (completed is None or i.is_completed == completed)
+                and (after is None or i.timestamp > after)
+                and (until is None or i.timestamp <= until)]
+
+    def completed_writes(self, after: str | None = None, until: str | None = None) -> list[Instant]:
+        return self.filter(WRITE_ACTIONS, completed=True, after=after, until=until)
+
+    def pending(self, actions: Iterable[str] | None = None) -> list[Instant]:
+        return self.filter(actions, completed=False)
+
+    @property
+    def last_instant_time(self) -> str | None:
+        return self.instants[-1].timestamp if self.instants else None
+
+    def last_completed_write(self, until: str | None = None) -> Instant | None:
+        writes = self.completed_writes(until=until)
+        return writes[-1] if writes else None
+
+    @cached_property
+    def _by_ts(self) -> dict[str, Instant]:
+        return {i.timestamp: i for i in self.instants}
+
+    def get(self, timestamp: str) -> Instant | None:
+        return self._by_ts.get(timestamp)
+
+    def is_completed(self, timestamp: str) -> bool:
+        instant = self._by_ts.get(timestamp)
+        return instant is not None and instant.is_completed
+
+    # --- instant contents ------------------------------------------------------------------------
+    def path_of(self, instant: Instant) -> str:
+        return f"{self.timeline_dir}/{instant.file_name(self.layout_version)}"
+
+    def read_details(self, instant: Instant) -> bytes:
+        try:
+            return self.storage.read_bytes(self.path_of(instant))
+        except FileNotFoundError:
+            raise HoodieTimelineError(f"instant file of {instant} is missing") from None
+
+    def commit_metadata(self, instant: Instant) -> dict:
+        """Commit/replacecommit metadata in the table-version-6 JSON shape, for either layout."""
+        return parse_commit_metadata(self.read_details(instant))
+
+    def latest_schema(self, until: str | None = None) -> str | None:
+        """The Avro schema of the newest completed write that recorded one."""
+        for instant in reversed(self.completed_writes(until=until)):
+            schema = self.commit_metadata(instant).get("extraMetadata", {}).get("schema")
+            if schema:
+                return schema
+        return None
+
+    # --- writing (layout 1, the layout this engine writes) ---------------------------------------
+    def _write(self, instant: Instant, content: bytes) -> None:
+        if self.layout_version != 1:
+            raise HoodieTimelineError(
+                f"writing timeline layout {self.layout_version} is not supported; "
+                "this engine writes table version 6 (timeline layout 1)")
+        self.storage.write_bytes(self.path_of(instant), content)
+
+    def create_requested(self, instant: Instant, content: bytes = b"") -> Instant:
+        requested = Instant(instant.timestamp, instant.action, State.REQUESTED)
+        self._write(requested, content)
+        return requested
+
+    def transition_to_inflight(self, instant: Instant, content: bytes = b"") -> Instant:
+        inflight = instant.with_state(State.INFLIGHT)
+        self._write(inflight, content)
+        return inflight
+
+    def complete(self, instant: Instant, content: bytes) -> Instant:
+        done = instant.with_state(State.COMPLETED)
+        self._write(done, content)
+        return done
+
+    def delete_pending_files(self, instant: Instant) -> None:
+        """Remove the requested/inflight files of an instant being rolled back (inflight first, so
+        a crash in between leaves a requested instant that is rolled back again)."""
+        for state in (State.INFLIGHT, State.REQUESTED):
+            self.storage.delete(self.path_of(Instant(instant.timestamp, instant.action, state)))
+
+
+def commit_metadata_json(metadata: dict) -> bytes:
+    """Serialize commit metadata the way Hudi 0.x does (Jackson pretty printer style)."""
+    return json.dumps(metadata, indent=2, separators=(",", " : ")).encode("utf-8")

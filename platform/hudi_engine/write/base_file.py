@@ -1,0 +1,180 @@
+"""Writing one base file the way Hudi's write handles do: marker first, meta columns, and the footer
+(bloom filter, min/max record key, Avro schema) that Hudi's indexes and other engines read."""
+from __future__ import annotations
+
+import datetime as _dt
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from .. import config as C
+from ..bloom import create_bloom_filter
+from ..config import HoodieConfig
+from ..file_group.naming import PARTITION_METAFILE, base_file_name, partition_metadata_text
+from ..schema.avro import META_FIELDS
+from ..storage import Storage
+from ..timeline.timeline import META_DIR
+
+COMMIT_TIME, COMMIT_SEQNO, RECORD_KEY, PARTITION_PATH, FILE_NAME = META_FIELDS
+META_SCHEMA = [pa.field(name, pa.string()) for name in META_FIELDS]
+
+
+@dataclass(frozen=True)
+class WriteContext:
+    """What every task of one write needs; small and picklable."""
+    storage: Storage
+    instant: str
+    data_schema: pa.Schema        # the table's data columns (no meta columns), evolved for this write
+    avro_footer_schema: str       # parquet.avro.schema value, meta fields included
+    options: dict                 # the write's hoodie.* options as strings
+
+    @property
+    def config(self) -> HoodieConfig:
+        return HoodieConfig(self.options)
+
+    @property
+    def file_schema(self) -> pa.Schema:
+        return pa.schema(META_SCHEMA + list(self.data_schema))
+
+
+def marker_path(instant: str, partition: str, file_name: str, io_type: str) -> str:
+    folder = f"{META_DIR}/.temp/{instant}" + (f"/{partition}" if partition else "")
+    return f"{folder}/{file_name}.marker.{io_type}"
+
+
+def ensure_partition_metadata(storage: Storage, partition: str, instant: str) -> None:
+    """Write ``.hoodie_partition_metadata`` once per partition; concurrent tasks race harmlessly."""
+    path = f"{partition}/{PARTITION_METAFILE}" if partition else PARTITION_METAFILE
+    if storage.exists(path):
+        return
+    depth = len(partition.split("/")) if partition else 0
+    now = _dt.datetime.now(_dt.timezone.utc).strftime("%a %b %d %H:%M:%S UTC %Y")
+    storage.write_text(path, partition_metadata_text(instant, depth, now))
+
+
+def conform(batch: pa.Table | pa.RecordBatch, schema: pa.Schema) -> pa.Table:
+    """Columns of ``schema`` in its order and types; columns the batch lacks become nulls."""
+    table = pa.Table.from_batches([batch]) if isinstance(batch, pa.RecordBatch) else batch
+    columns = []
+    for field in schema:
+        if field.name in table.column_names:
+            col = table[field.name]
+            columns.append(col if col.type == field.type else col.cast(field.type))
+        else:
+            columns.append(pa.nulls(table.num_rows, field.type))
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+class BaseFileWriter:
+    """Streams rows into one new base file of a file group and returns its Hudi write stat."""
+
+    def __init__(self, ctx: WriteContext, partition: str, file_id: str, token: str,
+                 io_type: str, prev_commit: str | None):
+        self.ctx, self.partition, self.file_id, self.prev_commit = ctx, partition, file_id, prev_commit
+        self.file_name = base_file_name(file_id, token, ctx.instant)
+        self.path = f"{partition}/{self.file_name}" if partition else self.file_name
+        cfg = ctx.config
+        storage = ctx.storage
+        storage.write_bytes(marker_path(ctx.instant, partition, self.file_name, io_type), b"")
+        ensure_partition_metadata(storage, partition, ctx.instant)
+        self._bloom = create_bloom_filter(cfg.get(C.BLOOM_NUM_ENTRIES), cfg.get(C.BLOOM_FPP),
+                                          cfg.get_str(C.BLOOM_FILTER_TYPE),
+                                          cfg.get(C.BLOOM_DYNAMIC_MAX_ENTRIES))
+        self._min_key: str | None = None
+        self._max_key: str | None = None
+        self._seq = 0
+        self.num_written = 0
+        self._started = time.monotonic()
+        self._stream = storage.fs.open_output_stream(storage.full(self.path))
+        self._writer = pq.ParquetWriter(
+            self._stream, ctx.file_schema,
+            compression=_codec(cfg.get_str(C.PARQUET_COMPRESSION)),
+            data_page_size=cfg.get(C.PARQUET_PAGE_SIZE), coerce_timestamps="us",
+            allow_truncated_timestamps=True, store_schema=False, write_statistics=True)
+
+    def write(self, rows: pa.Table, stamp: bool, task_partition: int) -> None:
+        """Write rows; ``stamp`` gives them this instant's commit time and sequence numbers,
+        otherwise (stored rows carried over) they keep theirs. Either way they get this file's name."""
+        n = rows.num_rows
+        if n == 0:
+            return
+        if stamp:
+            seq = np.arange(self._seq, self._seq + n)
+            self._seq += n
+            prefix = f"{self.ctx.instant}_{task_partition}_"
+            rows = _set(rows, COMMIT_TIME, _repeat(self.ctx.instant, n))
+            rows = _set(rows, COMMIT_SEQNO, pc.binary_join_element_wise(
+                prefix, pa.array(seq).cast(pa.string()), ""))
+        rows = _set(rows, FILE_NAME, _repeat(self.file_name, n))
+        rows = conform(rows, self.ctx.file_schema)
+        keys = rows[RECORD_KEY]
+        self._bloom.add_keys(keys)
+        lo, hi = pc.min_max(keys).values()
+        lo, hi = lo.as_py(), hi.as_py()
+        self._min_key = lo if self._min_key is None or lo < self._min_key else self._min_key
+        self._max_key = hi if self._max_key is None or hi > self._max_key else self._max_key
+        self._writer.write_table(rows, row_group_size=max(n, 1))
+        self.num_written += n
+
+    @property
+    def bytes_written(self) -> int:
+        """Bytes of the row groups written so far (each write is flushed as a row group)."""
+        return self._stream.tell()
+
+    def close(self, num_inserts: int, num_updates: int, num_deletes: int) -> dict:
+        footer = {
+            "parquet.avro.schema": self.ctx.avro_footer_schema,
+            "writer.model.name": "avro",
+            "org.apache.hudi.bloomfilter": self._bloom.serialize(),
+            "hoodie_bloom_filter_type_code": self._bloom.type_code,
+        }
+        if self._min_key is not None:
+            footer["hoodie_min_record_key"] = self._min_key
+            footer["hoodie_max_record_key"] = self._max_key
+        self._writer.add_key_value_metadata(footer)
+        self._writer.close()
+        self._stream.close()
+        size = self.ctx.storage.size(self.path)
+        took = int((time.monotonic() - self._started) * 1000)
+        return write_stat(self.file_id, self.path, self.partition, self.prev_commit,
+                          num_writes=self.num_written, num_inserts=num_inserts,
+                          num_updates=num_updates, num_deletes=num_deletes, size=size,
+                          upsert_ms=took if self.prev_commit else 0,
+                          create_ms=0 if self.prev_commit else took)
+
+
+def write_stat(file_id: str, path: str | None, partition: str, prev_commit: str | None, *,
+               num_writes: int, num_inserts: int, num_updates: int, num_deletes: int, size: int,
+               upsert_ms: int = 0, create_ms: int = 0) -> dict:
+    """A HoodieWriteStat as table version 6 stores it in commit metadata JSON."""
+    return {
+        "fileId": file_id, "path": path, "cdcStats": None,
+        "prevCommit": prev_commit or "null",
+        "numWrites": num_writes, "numDeletes": num_deletes, "numUpdateWrites": num_updates,
+        "numInserts": num_inserts, "totalWriteBytes": size, "totalWriteErrors": 0,
+        "tempPath": None, "partitionPath": partition, "totalLogRecords": 0,
+        "totalLogFilesCompacted": 0, "totalLogSizeCompacted": 0, "totalUpdatedRecordsCompacted": 0,
+        "totalLogBlocks": 0, "totalCorruptLogBlock": 0, "totalRollbackBlocks": 0,
+        "fileSizeInBytes": size, "minEventTime": None, "maxEventTime": None,
+        "runtimeStats": {"totalScanTime": 0, "totalUpsertTime": upsert_ms, "totalCreateTime": create_ms},
+    }
+
+
+def _set(table: pa.Table, name: str, values: pa.Array) -> pa.Table:
+    i = table.schema.get_field_index(name)
+    if i < 0:
+        return table.append_column(pa.field(name, pa.string()), values)
+    return table.set_column(i, pa.field(name, pa.string()), values)
+
+
+def _repeat(value: str, n: int) -> pa.Array:
+    return pc.fill_null(pa.nulls(n, pa.string()), value)
+
+
+def _codec(name: str) -> str:
+    name = (name or "gzip").lower()
+    return {"uncompressed": "none"}.get(name, name)

@@ -1,0 +1,92 @@
+"""Where inserts go (Hudi's UpsertPartitioner): first into a partition's small files, then into new
+file groups sized from the average record size. Pure: counts and file sizes in, buckets out."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..file_group.naming import new_file_id
+
+# Hudi's hoodie.record.size.estimation.threshold: a commit counts for the estimate only when it
+# wrote at least this fraction of the small file limit.
+RECORD_SIZE_ESTIMATION_THRESHOLD = 1.0
+
+
+@dataclass(frozen=True)
+class SmallFile:
+    file_id: str
+    path: str           # base file, relative to the table's base path
+    size: int
+    base_instant: str
+
+
+@dataclass(frozen=True)
+class Target:
+    """A file group this write produces a new base file for."""
+    partition: str
+    file_id: str
+    base_path: str | None       # current base file to merge with; None for a new file group
+    prev_commit: str | None
+
+
+@dataclass(frozen=True)
+class InsertBucket:
+    partition: str
+    file_id: str
+    lo: float                   # inserts whose key hash falls in [lo, hi) go here
+    hi: float
+    records: int
+
+
+@dataclass(frozen=True)
+class SizingPolicy:
+    max_file_size: int
+    small_file_limit: int
+    record_size_estimate: int
+    insert_split_size: int
+    auto_split: bool
+
+
+def average_record_size(commit_stats: list[tuple[int, int]], policy: SizingPolicy) -> int:
+    """Bytes per record from the newest commit that wrote enough bytes, as Hudi estimates it.
+
+    ``commit_stats`` holds (total bytes written, total records written) per commit, newest first."""
+    threshold = policy.small_file_limit * RECORD_SIZE_ESTIMATION_THRESHOLD
+    for total_bytes, total_records in commit_stats:
+        if total_bytes > threshold and total_records > 0:
+            return max(1, math.ceil(total_bytes / total_records))
+    return policy.record_size_estimate
+
+
+def plan_inserts(inserts_per_partition: dict[str, int], small_files: dict[str, list[SmallFile]],
+                 avg_record_size: int, policy: SizingPolicy) -> list[InsertBucket]:
+    """Insert buckets per partition; their [lo, hi) ranges tile [0, 1) in each partition."""
+    buckets: list[InsertBucket] = []
+    for partition in sorted(inserts_per_partition):
+        total = inserts_per_partition[partition]
+        if total <= 0:
+            continue
+        sized: list[tuple[str, int]] = []
+        unassigned = total
+        if policy.small_file_limit > 0:
+            for sf in sorted(small_files.get(partition, []), key=lambda f: f.size):
+                if unassigned <= 0 or sf.size >= policy.small_file_limit:
+                    continue
+                room = (policy.max_file_size - sf.size) // avg_record_size
+                take = min(room, unassigned)
+                if take > 0:
+                    sized.append((sf.file_id, take))
+                    unassigned -= take
+        if unassigned > 0:
+            per_bucket = (max(1, policy.max_file_size // avg_record_size) if policy.auto_split
+                          else policy.insert_split_size)
+            count = math.ceil(unassigned / per_bucket)
+            for i in range(count):
+                records = min(per_bucket, unassigned - i * per_bucket)
+                sized.append((new_file_id(), records))
+        lo = 0.0
+        for i, (file_id, records) in enumerate(sized):
+            hi = 1.0 if i == len(sized) - 1 else lo + records / total
+            buckets.append(InsertBucket(partition, file_id, lo, hi, records))
+            lo = hi
+    return buckets

@@ -1,0 +1,105 @@
+"""Rolling back writes that never completed (EAGER failed-writes policy): plan, delete, record.
+
+A rollback is itself an instant (requested → inflight → completed) so a rollback killed half way
+is finished by the next writer from its plan.
+"""
+from __future__ import annotations
+
+import posixpath
+import time
+from collections import defaultdict
+
+from ..file_group.naming import parse_base_file_name, parse_log_file_name
+from ..table.meta_client import HoodieTable
+from ..timeline.avro_models import decode_instant_avro, encode_instant_avro
+from ..timeline.instant import ROLLBACK, WRITE_ACTIONS, Instant, State, new_instant_time
+from ..timeline.timeline import META_DIR
+
+TEMP_DIR = f"{META_DIR}/.temp"
+
+
+def rollback_failed_writes(table: HoodieTable) -> HoodieTable:
+    """Finish pending rollbacks, then roll back every pending write; returns the reloaded table."""
+    timeline = table.timeline
+    for pending in timeline.pending([ROLLBACK]):
+        plan = decode_instant_avro(timeline.read_details(
+            Instant(pending.timestamp, ROLLBACK, State.REQUESTED)))
+        _execute(table, pending, plan)
+    failed = timeline.pending(WRITE_ACTIONS)
+    for instant in failed:
+        rollback(table.reload(), instant)
+    return table.reload() if (failed or timeline.pending([ROLLBACK])) else table
+
+
+def rollback(table: HoodieTable, instant: Instant) -> Instant:
+    """Roll back one pending write instant: its data files and markers go, then its instant files."""
+    timeline = table.timeline
+    rollback_ts = new_instant_time(timeline.last_instant_time)
+    plan = {
+        "instantToRollback": {"commitTime": instant.timestamp, "action": instant.action},
+        "rollbackRequests": _rollback_requests(table, instant),
+        "version": 1,
+    }
+    requested = timeline.create_requested(Instant(rollback_ts, ROLLBACK, State.REQUESTED),
+                                          encode_instant_avro("HoodieRollbackPlan", plan))
+    return _execute(table, requested, plan)
+
+
+def _rollback_requests(table: HoodieTable, instant: Instant) -> list[dict]:
+    """Every data file the instant may have written: its markers plus any file named after it."""
+    storage = table.storage
+    candidates = set()
+    marker_root = f"{TEMP_DIR}/{instant.timestamp}"
+    for marker in storage.list(marker_root, recursive=True):
+        rel = marker.path[len(marker_root) + 1:]
+        candidates.add(rel.rsplit(".marker.", 1)[0])
+    for info in storage.list("", recursive=True):
+        if info.path.startswith(META_DIR + "/"):
+            continue
+        name = posixpath.basename(info.path)
+        base = parse_base_file_name(name)
+        log = parse_log_file_name(name) if base is None else None
+        if (base and base.instant == instant.timestamp) or (log and log.instant == instant.timestamp):
+            candidates.add(info.path)
+    by_group: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for path in sorted(candidates):
+        name = posixpath.basename(path)
+        parsed = parse_base_file_name(name) or parse_log_file_name(name)
+        file_id = parsed.file_id if parsed else ""
+        by_group[(posixpath.dirname(path), file_id)].append(storage.full(path))
+    return [{"partitionPath": partition, "fileId": file_id, "latestBaseInstant": instant.timestamp,
+             "filesToBeDeleted": files, "logBlocksToBeDeleted": {}}
+            for (partition, file_id), files in sorted(by_group.items())]
+
+
+def _execute(table: HoodieTable, rollback_instant: Instant, plan: dict) -> Instant:
+    storage, timeline = table.storage, table.timeline
+    started = time.monotonic()
+    if rollback_instant.state == State.REQUESTED:
+        rollback_instant = timeline.transition_to_inflight(rollback_instant)
+    target = plan["instantToRollback"]
+    partitions: dict[str, dict] = {}
+    deleted_total = 0
+    root = storage.root.rstrip("/") + "/"
+    for request in plan["rollbackRequests"]:
+        partition = request["partitionPath"]
+        entry = partitions.setdefault(partition, {
+            "partitionPath": partition, "successDeleteFiles": [], "failedDeleteFiles": [],
+            "rollbackLogFiles": {}, "logFilesFromFailedCommit": {}})
+        for full in request["filesToBeDeleted"]:
+            rel = full[len(root):] if full.startswith(root) else full
+            storage.delete(rel)  # already gone after an earlier, interrupted attempt is fine
+            entry["successDeleteFiles"].append(full)
+            deleted_total += 1
+    storage.delete_dir(f"{TEMP_DIR}/{target['commitTime']}")
+    timeline.delete_pending_files(Instant(target["commitTime"], target["action"], State.REQUESTED))
+    metadata = {
+        "startRollbackTime": rollback_instant.timestamp,
+        "timeTakenInMillis": int((time.monotonic() - started) * 1000),
+        "totalFilesDeleted": deleted_total,
+        "commitsRollback": [target["commitTime"]],
+        "partitionMetadata": partitions,
+        "version": 1,
+        "instantsRollback": [{"commitTime": target["commitTime"], "action": target["action"]}],
+    }
+    return timeline.complete(rollback_instant, encode_instant_avro("HoodieRollbackMetadata", metadata))

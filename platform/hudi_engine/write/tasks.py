@@ -1,0 +1,151 @@
+"""Executor-side work: functions Spark runs on Arrow data (``mapInArrow`` / ``applyInArrow``).
+
+Each returns write stats as JSON strings; none of them touches the timeline, which is the driver's.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from .. import config as C
+from ..errors import HoodieValidationError
+from ..file_group.naming import new_file_id, write_token
+from ..keygen import KeyGenerator
+from .base_file import PARTITION_PATH, RECORD_KEY, BaseFileWriter, WriteContext, conform
+from .merge import OP_COLUMN, MergeSpec, merge
+from .planner import Target
+
+STAT_SCHEMA = pa.schema([pa.field("stat", pa.string())])
+TARGET = "_hoodie_target"
+KEY_HASH = "_hoodie_key_hash"
+# Rows buffered per partition before bulk insert flushes a row group.
+BULK_FLUSH_BYTES = 32 * 1024 * 1024
+
+
+def _task() -> tuple[int, str]:
+    from pyspark import TaskContext
+
+    tc = TaskContext.get()
+    if tc is None:  # in-process use, outside Spark
+        return 0, write_token(0, 0, 0)
+    return tc.partitionId(), write_token(tc.partitionId(), tc.stageId(), tc.taskAttemptId())
+
+
+def _stats(stats: list[dict]) -> pa.RecordBatch:
+    return pa.RecordBatch.from_pydict({"stat": [json.dumps(s) for s in stats]}, schema=STAT_SCHEMA)
+
+
+@dataclass(frozen=True)
+class Prepare:
+    """Adds record key and partition path; refuses records Hudi could not store."""
+    keygen: KeyGenerator
+    ordering_field: str | None
+    delete_op: bool
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            self.keygen.validate(batch)
+            if self.ordering_field and not self.delete_op:
+                nulls = batch.column(self.ordering_field).is_null()
+                if pc.any(nulls).as_py():
+                    row = int(np.argmax(nulls.to_numpy(zero_copy_only=False)))
+                    raise HoodieValidationError(
+                        f"ordering field '{self.ordering_field}' is null in record {_describe(batch, row)}; "
+                        "every record needs a value to decide which version wins "
+                        "(fill it, or drop hoodie.datasource.write.precombine.field)")
+            keys = self.keygen.record_keys(batch)
+            paths = self.keygen.partition_paths(batch)
+            out = batch.append_column(RECORD_KEY, keys).append_column(PARTITION_PATH, paths)
+            yield out.append_column(OP_COLUMN, pa.array(
+                np.full(batch.num_rows, "D" if self.delete_op else "U", dtype=object), pa.string()))
+
+
+def _describe(batch: pa.RecordBatch, row: int) -> str:
+    values = {name: batch.column(name)[row].as_py() for name in batch.schema.names[:8]}
+    return f"#{row} of its batch {values}"
+
+
+@dataclass(frozen=True)
+class WriteFileGroup:
+    """Merge one file group's incoming records with its current base file and write the new one."""
+    ctx: WriteContext
+    targets: dict[str, Target]
+    spec: MergeSpec
+
+    def __call__(self, group: pa.Table) -> pa.Table:
+        file_id = group[TARGET][0].as_py()
+        target = self.targets[file_id]
+        task_partition, token = _task()
+        stored = None
+        if target.base_path:
+            stored = pq.read_table(self.ctx.storage.full(target.base_path),
+                                   filesystem=self.ctx.storage.fs)
+            stored = conform(stored, self.ctx.file_schema)
+        incoming = group.drop_columns([c for c in (TARGET, KEY_HASH) if c in group.column_names])
+        result = merge(stored, incoming, self.spec)
+        writer = BaseFileWriter(self.ctx, target.partition, file_id, token,
+                                "MERGE" if target.base_path else "CREATE", target.prev_commit)
+        writer.write(result.kept, stamp=False, task_partition=task_partition)
+        writer.write(result.written, stamp=True, task_partition=task_partition)
+        stat = writer.close(result.num_inserts, result.num_updates, result.num_deletes)
+        return pa.Table.from_batches([_stats([stat])])
+
+
+@dataclass(frozen=True)
+class BulkInsert:
+    """Write a task's records straight into new file groups, one open file per partition path,
+    rolling over at the max file size; no lookup, no merge (Hudi's bulk_insert)."""
+    ctx: WriteContext
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        task_partition, token = _task()
+        max_size = self.ctx.config.get(C.PARQUET_MAX_FILE_SIZE)
+        writers: dict[str, BaseFileWriter] = {}
+        buffers: dict[str, list[pa.Table]] = {}
+        stats: list[dict] = []
+
+        def flush(partition: str) -> None:
+            rows = pa.concat_tables(buffers.pop(partition))
+            writer = writers.get(partition)
+            if writer is None:
+                writer = writers[partition] = BaseFileWriter(
+                    self.ctx, partition, new_file_id(), token, "CREATE", None)
+            writer.write(rows, stamp=True, task_partition=task_partition)
+            if writer.bytes_written >= max_size:
+                stats.append(writer.close(writer.num_written, 0, 0))
+                del writers[partition]
+
+        for batch in batches:
+            table = pa.Table.from_batches([batch]).drop_columns([OP_COLUMN])
+            for partition, rows in _split_by_partition(table):
+                buffers.setdefault(partition, []).append(rows)
+                if sum(t.nbytes for t in buffers[partition]) >= BULK_FLUSH_BYTES:
+                    flush(partition)
+        for partition in list(buffers):
+            flush(partition)
+        for writer in writers.values():
+            stats.append(writer.close(writer.num_written, 0, 0))
+        if stats:
+            yield _stats(stats)
+
+
+def _split_by_partition(table: pa.Table) -> Iterator[tuple[str, pa.Table]]:
+    paths = table[PARTITION_PATH]
+    uniques = pc.unique(paths)
+    if len(uniques) == 1:
+        yield uniques[0].as_py(), table
+        return
+    order = pc.sort_indices(paths)
+    table = table.take(order)
+    sorted_paths = table[PARTITION_PATH].to_numpy(zero_copy_only=False)
+    bounds = np.nonzero(sorted_paths[1:] != sorted_paths[:-1])[0] + 1
+    starts = np.concatenate(([0], bounds))
+    ends = np.concatenate((bounds, [len(sorted_paths)]))
+    for s, e in zip(starts, ends):
+        yield sorted_paths[s], table.slice(int(s), int(e - s))

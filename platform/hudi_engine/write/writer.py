@@ -1,0 +1,377 @@
+"""``write(df, base_path, options)``: one Hudi write, driven from the Spark driver.
+
+The driver owns the timeline and plans (counts per partition and file group, never rows);
+executors tag, merge and write files. A failed write is rolled back here, and a killed one by the
+next writer, so readers only ever see completed instants.
+"""
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections import defaultdict
+
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
+
+from .. import config as C
+from ..config import HoodieConfig
+from ..errors import HoodieConfigError, HoodieError, HoodieValidationError
+from ..file_group.fs_view import FileSlice
+from ..keygen import key_generator_from_config
+from ..schema.avro import add_meta_fields, arrow_schema_compatible, arrow_to_avro, avro_to_arrow, to_json
+from ..table.meta_client import HoodieTable, merge_mode
+from ..timeline.avro_models import encode_instant_avro
+from ..timeline.instant import COMMIT, REPLACE_COMMIT, Instant, State, new_instant_time
+from ..timeline.timeline import commit_metadata_json
+from .base_file import META_FIELDS, PARTITION_PATH, RECORD_KEY, WriteContext
+from .commit import commit_metadata, totals, workload_profile
+from .merge import OP_COLUMN, MergeSpec
+from .planner import SizingPolicy, SmallFile, Target, average_record_size, plan_inserts
+from .rollback import TEMP_DIR, rollback, rollback_failed_writes
+from .tasks import KEY_HASH, STAT_SCHEMA, TARGET, BulkInsert, Prepare, WriteFileGroup
+
+REPLACE_OPERATIONS = ("insert_overwrite", "insert_overwrite_table", "delete_partition")
+COMMIT_META_PREFIX = "_"          # Hudi's hoodie.datasource.write.commitmeta.key.prefix default
+_HASH_BUCKETS = 1 << 30
+
+
+def write(df: DataFrame, base_path: str, options: dict | None = None,
+          extra_metadata: dict[str, str] | None = None) -> str:
+    """Write ``df`` to the Hudi table at ``base_path``; returns the committed instant time."""
+    cfg = HoodieConfig(options)
+    operation = cfg.get_str(C.OPERATION).lower()
+    table = _open_or_create(df, base_path, cfg)
+    cfg = table.config.with_defaults({}).__class__({**table.props, **cfg.raw()})
+    table = rollback_failed_writes(table)
+    return _Write(df, table, cfg, operation, extra_metadata or {}).run()
+
+
+def _open_or_create(df: DataFrame, base_path: str, cfg: HoodieConfig) -> HoodieTable:
+    if HoodieTable.exists(base_path):
+        table = HoodieTable.load(base_path)
+        table.check_write_options(cfg)
+        if table.version != 6:
+            raise HoodieConfigError(
+                f"{base_path} is a table of version {table.version}; this engine writes version 6 only")
+        return table
+    keygen = key_generator_from_config(cfg)
+    name = cfg.require(C.TABLE_NAME, "a new table needs a name")
+    data_schema = _data_schema(df)
+    create_schema = to_json(arrow_to_avro(data_schema, name, style="create"))
+    return HoodieTable.create(base_path, cfg, keygen.class_name, create_schema)
+
+
+def _data_schema(df: DataFrame) -> pa.Schema:
+    schema = to_arrow_schema(df.schema)
+    return pa.schema([f for f in schema if f.name not in META_FIELDS])
+
+
+class _Write:
+    def __init__(self, df: DataFrame, table: HoodieTable, cfg: HoodieConfig, operation: str,
+                 extra: dict[str, str]):
+        self.df, self.table, self.cfg, self.operation = df, table, cfg, operation
+        self.spark = df.sparkSession
+        self.keygen = key_generator_from_config(cfg)
+        self.ordering = cfg.get_str(C.PRECOMBINE_FIELD)
+        self.extra = {**{k: v for k, v in cfg.raw().items() if k.startswith(COMMIT_META_PREFIX)}, **extra}
+        self.is_replace = operation in REPLACE_OPERATIONS
+        self.action = REPLACE_COMMIT if self.is_replace else COMMIT
+        self.instant = Instant(new_instant_time(table.timeline.last_instant_time),
+                               self.action, State.REQUESTED)
+        self.view = table.fs_view()
+        self.latest = self.view.latest_file_slices()
+
+    # --- driver flow -----------------------------------------------------------------------------
+    def run(self) -> str:
+        self._check_input()
+        data_schema = self._write_schema()
+        avro = arrow_to_avro(data_schema, self.table.name)
+        self.schema_json = to_json(avro)
+        self.ctx = WriteContext(self.table.storage, self.instant.timestamp, data_schema,
+                                to_json(add_meta_fields(avro)), self.cfg.raw())
+        timeline = self.table.timeline
+        requested_content = b""
+        if self.is_replace:
+            requested_content = encode_instant_avro("HoodieRequestedReplaceMetadata", {
+                "operationType": self.operation.upper(), "clusteringPlan": None,
+                "extraMetadata": {}, "version": 1})
+        timeline.create_requested(self.instant, requested_content)
+        try:
+            stats, replaced, profile = self._execute()
+            self._finalize(stats)
+            meta = commit_metadata(stats, self.operation, self.schema_json, self.extra, replaced)
+            inflight = self.instant.with_state(State.INFLIGHT)
+            timeline.complete(inflight, commit_metadata_json(meta))
+            self.table.storage.delete_dir(f"{TEMP_DIR}/{self.instant.timestamp}")
+        except BaseException as exc:
+            self._abort()
+            raise _user_error(exc) from exc
+        _progress(f"committed {self.action} {self.instant.timestamp}: "
+                  f"{sum(s['numWrites'] for s in stats)} records in {len(stats)} files")
+        return self.instant.timestamp
+
+    def _abort(self) -> None:
+        """Roll the failed instant back now; if even that fails the next writer will."""
+        try:
+            table = self.table.reload()
+            pending = table.timeline.get(self.instant.timestamp)
+            if pending is not None and not pending.is_completed:
+                rollback(table, pending)
+        except Exception as exc:  # the original error matters more
+            _progress(f"could not roll back {self.instant.timestamp} now ({exc}); "
+                      "the next write will")
+
+    def _check_input(self) -> None:
+        columns = set(self.df.columns)
+        if self.operation == "delete_partition":
+            return
+        for field in self.keygen.record_key_fields + self.keygen.partition_fields:
+            if field.split(".")[0] not in columns:
+                raise HoodieValidationError(
+                    f"field '{field}' (a record key or partition field) is not in the input; "
+                    f"its columns are {sorted(columns)}")
+        if self.ordering and self.operation != "delete" and self.ordering.split(".")[0] not in columns:
+            raise HoodieValidationError(
+                f"ordering field '{self.ordering}' (hoodie.datasource.write.precombine.field) is not "
+                f"in the input; its columns are {sorted(columns)}. Add the column or unset the option")
+
+    def _write_schema(self) -> pa.Schema:
+        """The table's schema evolved by this batch: new columns are added, types may widen."""
+        incoming = _data_schema(self.df)
+        latest = self.table.timeline.latest_schema()
+        if latest is None or self.operation in ("delete", "delete_partition"):
+            return incoming if latest is None else avro_to_arrow(latest)
+        current = pa.schema([f for f in avro_to_arrow(latest) if f.name not in META_FIELDS])
+        problem = arrow_schema_compatible(current, incoming)
+        if problem:
+            raise HoodieValidationError(
+                f"the input's schema cannot be merged into table {self.table.name}: {problem}")
+        fields = {f.name: f for f in current}
+        for f in incoming:
+            fields[f.name] = f if f.name not in fields or f.type != fields[f.name].type else fields[f.name]
+        return pa.schema([fields[f.name] for f in current] +
+                         [f for f in incoming if f.name not in {c.name for c in current}])
+
+    def _execute(self) -> tuple[list[dict], dict[str, list[str]] | None, dict]:
+        if self.operation == "delete_partition":
+            return [], self._delete_partitions(), {}
+        prepared = self.df.mapInArrow(
+            Prepare(self.keygen, self.ordering, self.operation == "delete"),
+            _with_internal_columns(self.df))
+        if self.operation == "bulk_insert":
+            stats = self._bulk_insert(prepared)
+            return stats, None, {}
+        if self.is_replace:
+            return self._insert_overwrite(prepared)
+        return self._upsert(prepared), None, {}
+
+    # --- operations ------------------------------------------------------------------------------
+    def _bulk_insert(self, prepared: DataFrame) -> list[dict]:
+        if self._combine():
+            prepared = self._dedup(prepared)
+        mode = self.cfg.get_str(C.BULKINSERT_SORT_MODE).upper()
+        parallelism = self.cfg.get(C.BULKINSERT_SHUFFLE_PARALLELISM)
+        if mode == "GLOBAL_SORT":
+            prepared = prepared.orderBy(PARTITION_PATH, RECORD_KEY)
+        elif mode == "PARTITION_SORT":
+            prepared = prepared.sortWithinPartitions(PARTITION_PATH, RECORD_KEY)
+        elif parallelism > 0:
+            prepared = prepared.repartition(parallelism)
+        self._inflight(workload_profile({}, {}, self.operation))
+        return self._collect(prepared.mapInArrow(BulkInsert(self.ctx), STAT_SCHEMA))
+
+    def _insert_overwrite(self, prepared: DataFrame):
+        prepared = self._dedup(prepared) if self._combine() else prepared
+        counts = self._count_by(prepared, [PARTITION_PATH])
+        inserts = {row[0]: row[1] for row in counts}
+        if self.operation == "insert_overwrite_table":
+            replaced_slices = self.latest
+        else:
+            replaced_slices = [s for s in self.latest if s.partition in inserts]
+        replaced: dict[str, list[str]] = defaultdict(list)
+        for s in replaced_slices:
+            replaced[s.partition].append(s.file_id)
+        buckets = plan_inserts(inserts, {}, self._avg_record_size(), self._sizing())
+        self._inflight(workload_profile(inserts, {}, self.operation))
+        targets = {b.file_id: Target(b.partition, b.file_id, None, None) for b in buckets}
+        assigned = self._assign_inserts(prepared, buckets)
+        return self._merge_groups(assigned, targets), dict(replaced), {}
+
+    def _delete_partitions(self) -> dict[str, list[str]]:
+        wanted = self.cfg.get_list(C.PARTITIONS_TO_DELETE)
+        if not wanted:
+            prepared = self.df.mapInArrow(Prepare(self.keygen, None, True), _with_internal_columns(self.df))
+            wanted = [r[0] for r in prepared.select(PARTITION_PATH).distinct().collect()]
+        known = {s.partition for s in self.latest}
+        pattern = [re.compile("^" + re.escape(w).replace(r"\*", "[^/]*") + "$") for w in wanted]
+        chosen = sorted(p for p in known if any(rx.match(p) for rx in pattern))
+        if not chosen:
+            raise HoodieValidationError(
+                f"delete_partition matched no partition of {self.table.name} for {wanted}; "
+                f"partitions are e.g. {sorted(known)[:5]}")
+        self._inflight(workload_profile({}, {}, self.operation))
+        replaced: dict[str, list[str]] = defaultdict(list)
+        for s in self.latest:
+            if s.partition in chosen:
+                replaced[s.partition].append(s.file_id)
+        return dict(replaced)
+
+    def _upsert(self, prepared: DataFrame) -> list[dict]:
+        is_global = self.cfg.get_str(C.INDEX_TYPE).upper() == "GLOBAL_SIMPLE"
+        lookup = self.operation in ("upsert", "delete") or self.cfg.get(C.INSERT_DROP_DUPS)
+        tagged = self._tag(prepared, is_global) if lookup and self.latest else \
+            prepared.withColumn(TARGET, F.lit(None).cast("string"))
+        if self.operation == "insert" and self.cfg.get(C.INSERT_DROP_DUPS):
+            tagged = tagged.filter(F.col(TARGET).isNull())
+        if self.operation == "delete":
+            tagged = tagged.filter(F.col(TARGET).isNotNull())
+        tagged = tagged.persist()
+        try:
+            counts = self._count_by(tagged, [PARTITION_PATH, TARGET])
+            inserts: dict[str, int] = defaultdict(int)
+            updates: dict[tuple[str, str], int] = {}
+            for partition, target, count in counts:
+                if target is None:
+                    inserts[partition] += count
+                else:
+                    updates[(partition, target)] = count
+            slices = {s.file_id: s for s in self.latest}
+            buckets = plan_inserts(dict(inserts), self._small_files(), self._avg_record_size(), self._sizing())
+            self._inflight(workload_profile(dict(inserts), updates, self.operation))
+            targets = {fid: _existing_target(slices[fid]) for _, fid in updates}
+            for b in buckets:
+                targets.setdefault(b.file_id, _existing_target(slices[b.file_id]) if b.file_id in slices
+                                   else Target(b.partition, b.file_id, None, None))
+            updates_df = tagged.filter(F.col(TARGET).isNotNull())
+            inserts_df = self._assign_inserts(tagged.filter(F.col(TARGET).isNull()).drop(TARGET), buckets)
+            return self._merge_groups(updates_df.unionByName(inserts_df), targets)
+        finally:
+            tagged.unpersist()
+
+    # --- pieces ----------------------------------------------------------------------------------
+    def _tag(self, prepared: DataFrame, is_global: bool) -> DataFrame:
+        """The simple index: join incoming keys with the keys of the latest base files."""
+        paths = [self.table.storage.uri(s.base_file.path) for s in self.latest if s.base_file]
+        existing = (self.spark.read.parquet(*paths)
+                    .select(F.col(RECORD_KEY).alias("_k"), F.col(PARTITION_PATH).alias("_p"),
+                            F.substring_index(F.col("_hoodie_file_name"), "_", 1).alias(TARGET)))
+        if not is_global:
+            cond = (prepared[RECORD_KEY] == existing["_k"]) & (prepared[PARTITION_PATH] == existing["_p"])
+            return prepared.join(existing, cond, "left").drop("_k", "_p")
+        joined = prepared.join(existing, prepared[RECORD_KEY] == existing["_k"], "left").drop("_k")
+        moved = F.col("_p").isNotNull() & (F.col("_p") != F.col(PARTITION_PATH))
+        if not self.cfg.get(C.SIMPLE_INDEX_UPDATE_PARTITION_PATH):
+            # The record stays where it is stored.
+            return joined.withColumn(PARTITION_PATH, F.coalesce("_p", PARTITION_PATH)).drop("_p")
+        stay = joined.filter(~moved).drop("_p")
+        # A key that moves partition: delete it from its old file group, insert it in the new one.
+        old_copy = (joined.filter(moved).withColumn(PARTITION_PATH, F.col("_p"))
+                    .withColumn(OP_COLUMN, F.lit("D")).drop("_p"))
+        new_copy = joined.filter(moved).withColumn(TARGET, F.lit(None).cast("string")).drop("_p")
+        return stay.unionByName(old_copy).unionByName(new_copy)
+
+    def _assign_inserts(self, inserts: DataFrame, buckets) -> DataFrame:
+        """Route each insert to a bucket by a hash of its key, so duplicates meet in one group."""
+        if not buckets:
+            return inserts.withColumn(TARGET, F.lit(None).cast("string")).limit(0)
+        plan = self.spark.createDataFrame(
+            [(b.partition, int(b.lo * _HASH_BUCKETS), int(b.hi * _HASH_BUCKETS) if b.hi < 1 else _HASH_BUCKETS,
+              b.file_id) for b in buckets],
+            "_bp string, _lo long, _hi long, " + TARGET + " string")
+        hashed = inserts.withColumn(KEY_HASH, F.pmod(F.xxhash64(RECORD_KEY), F.lit(_HASH_BUCKETS)))
+        cond = ((hashed[PARTITION_PATH] == plan["_bp"]) & (hashed[KEY_HASH] >= plan["_lo"])
+                & (hashed[KEY_HASH] < plan["_hi"]))
+        return hashed.join(F.broadcast(plan), cond, "inner").drop("_bp", "_lo", "_hi", KEY_HASH)
+
+    def _merge_groups(self, assigned: DataFrame, targets: dict[str, Target]) -> list[dict]:
+        if not targets:
+            return []
+        spec = MergeSpec(self.ordering, self._combine(),
+                         merge_mode(self.cfg) == "EVENT_TIME_ORDERING")
+        fn = WriteFileGroup(self.ctx, targets, spec)
+        return self._collect(assigned.groupBy(TARGET).applyInArrow(fn, STAT_SCHEMA))
+
+    def _dedup(self, prepared: DataFrame) -> DataFrame:
+        """Input de-duplication for paths that do not merge per file group (bulk insert)."""
+        from pyspark.sql.window import Window
+
+        order = [F.col(self.ordering).desc()] if self.ordering else []
+        w = Window.partitionBy(RECORD_KEY, PARTITION_PATH).orderBy(*order, F.monotonically_increasing_id().desc())
+        return prepared.withColumn("_rn", F.row_number().over(w)).filter("_rn = 1").drop("_rn")
+
+    def _combine(self) -> bool:
+        prop = {"upsert": C.COMBINE_BEFORE_UPSERT, "delete": C.COMBINE_BEFORE_DELETE}.get(
+            self.operation, C.COMBINE_BEFORE_INSERT)
+        return self.cfg.get(prop)
+
+    def _count_by(self, df: DataFrame, columns: list[str]) -> list[tuple]:
+        return [tuple(r) for r in df.groupBy(*columns).count().collect()]
+
+    def _small_files(self) -> dict[str, list[SmallFile]]:
+        limit = self.cfg.get(C.PARQUET_SMALL_FILE_LIMIT)
+        small: dict[str, list[SmallFile]] = defaultdict(list)
+        for s in self.latest:
+            if s.base_file and s.base_file.size < limit:
+                small[s.partition].append(SmallFile(s.file_id, s.base_file.path, s.base_file.size, s.base_instant))
+        return small
+
+    def _sizing(self) -> SizingPolicy:
+        cfg = self.cfg
+        return SizingPolicy(cfg.get(C.PARQUET_MAX_FILE_SIZE), cfg.get(C.PARQUET_SMALL_FILE_LIMIT),
+                            cfg.get(C.COPY_ON_WRITE_RECORD_SIZE_ESTIMATE),
+                            cfg.get(C.COPY_ON_WRITE_INSERT_SPLIT_SIZE),
+                            cfg.get(C.COPY_ON_WRITE_AUTO_SPLIT_INSERTS))
+
+    def _avg_record_size(self) -> int:
+        timeline = self.table.timeline
+        commits = [totals(timeline.commit_metadata(i)) for i in reversed(timeline.completed_writes())]
+        return average_record_size(commits, self._sizing())
+
+    def _inflight(self, profile: dict) -> None:
+        self.table.timeline.transition_to_inflight(self.instant, commit_metadata_json(profile))
+
+    def _collect(self, stats_df: DataFrame) -> list[dict]:
+        return [json.loads(r[0]) for r in stats_df.collect()]
+
+    def _finalize(self, stats: list[dict]) -> None:
+        """Delete files that retried or speculative tasks left behind (markers not in the stats)."""
+        storage = self.table.storage
+        root = f"{TEMP_DIR}/{self.instant.timestamp}"
+        committed = {s["path"] for s in stats}
+        for marker in storage.list(root, recursive=True):
+            data_path = marker.path[len(root) + 1:].rsplit(".marker.", 1)[0]
+            if data_path not in committed:
+                storage.delete(data_path)
+
+
+def _existing_target(s: FileSlice) -> Target:
+    return Target(s.partition, s.file_id, s.base_file.path if s.base_file else None, s.base_instant)
+
+
+def _with_internal_columns(df: DataFrame):
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    fields = [f for f in df.schema.fields if f.name not in META_FIELDS]
+    return StructType(fields + [StructField(RECORD_KEY, StringType()), StructField(PARTITION_PATH, StringType()),
+                                StructField(OP_COLUMN, StringType())])
+
+
+_WORKER_ERROR = re.compile(r"(?:hudi_engine\.errors\.)?(HoodieValidationError|HoodieConfigError): (.*)")
+
+
+def _user_error(exc: BaseException) -> BaseException:
+    """Errors raised in Spark's Python workers reach the driver as text: raise them as ours again."""
+    if isinstance(exc, HoodieError):
+        return exc
+    match = _WORKER_ERROR.search(str(exc))
+    if match:
+        kind = HoodieValidationError if match.group(1) == "HoodieValidationError" else HoodieConfigError
+        return kind(match.group(2).strip())
+    return exc
+
+
+def _progress(message: str) -> None:
+    print(f"[hudi] {message}", file=sys.stderr, flush=True)

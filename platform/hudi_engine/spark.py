@@ -1,0 +1,29 @@
+"""A local SparkSession set up for the engine: Python workers run this interpreter (so they can
+import the engine and pyarrow) and the ``hudi`` data source is registered."""
+from __future__ import annotations
+
+import os
+import sys
+
+from pyspark.sql import SparkSession
+
+from .read.datasource import register
+
+
+def local_spark(app_name: str = "hudi-engine", cores: int | None = None, memory: str = "2g",
+                extra_conf: dict[str, str] | None = None) -> SparkSession:
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    builder = (SparkSession.builder.appName(app_name)
+               .master(f"local[{cores or '*'}]")
+               .config("spark.driver.memory", memory)
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", str(max(4, 2 * (cores or os.cpu_count() or 2))))
+               .config("spark.sql.execution.arrow.maxRecordsPerBatch", "50000")
+               .config("spark.python.worker.reuse", "true"))
+    for key, value in (extra_conf or {}).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    register(spark)
+    return spark

@@ -1,0 +1,1 @@
+"""hudictl: the platform's command line."""

@@ -1,0 +1,29 @@
+"""``hudictl``: run the lakehouse locally and look at tables."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import demo
+
+EPILOG = """examples:
+  hudictl demo                         # three commits into ./demo-lakehouse, every query printed
+  hudictl demo --path /tmp/lake --keep # keep the table afterwards
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hudictl", description=__doc__.strip("` \n"),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    demo.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -5,6 +5,8 @@ Copy-on-write slices are plain parquet, so Spark's own vectorized reader scans t
 """
 from __future__ import annotations
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
@@ -24,11 +26,45 @@ def read(spark: SparkSession, base_path: str, options: dict | None = None) -> Da
 
 def scan(spark: SparkSession, table: HoodieTable, plan: ReadPlan) -> DataFrame:
     schema = from_arrow_schema(plan.schema)
-    paths = [table.storage.uri(p) for p in plan.base_paths]
-    if not paths:
+    if not plan.base_paths:
         return spark.createDataFrame([], schema)
-    df = spark.read.schema(schema).parquet(*paths)
+    df = None
+    for read_schema, casts, paths in _scan_groups(table, plan):
+        part = spark.read.schema(from_arrow_schema(read_schema)).parquet(
+            *[table.storage.uri(p) for p in paths])
+        if casts:
+            part = part.select(*[F.col(f.name).cast(schema[f.name].dataType).alias(f.name)
+                                 if f.name in casts else F.col(f.name) for f in plan.schema])
+        df = part if df is None else df.unionByName(part)
     if plan.begin is not None:
         df = df.filter((F.col(COMMIT_TIME) > F.lit(plan.begin)) & (F.col(COMMIT_TIME) <= F.lit(plan.end)))
     return df
 
+
+def _scan_groups(table: HoodieTable, plan: ReadPlan) -> list[tuple[pa.Schema, set[str], list[str]]]:
+    """Base files grouped by how they store the table's columns, one Spark scan per group.
+
+    Some writers store a column with another primitive type than the table schema declares (Hudi
+    1.x declares a timestamp-keygen partition field as string, yet older files keep the long);
+    readers return the declared type, so each group scans its stored type and casts. Files of one
+    commit share a writer schema, so one footer per commit tells: metadata only, no rows."""
+    by_instant: dict[str, list[str]] = {}
+    for s in plan.slices:
+        if s.base_file:
+            by_instant.setdefault(s.base_instant, []).append(s.base_file.path)
+    groups: dict[tuple, tuple[pa.Schema, set[str], list[str]]] = {}
+    for paths in by_instant.values():
+        stored = pq.read_schema(table.storage.full(paths[0]), filesystem=table.storage.fs)
+        fields, casts = [], set()
+        for field in plan.schema:
+            index = stored.get_field_index(field.name)
+            kept = stored.field(index) if index >= 0 else None
+            if (kept is not None and kept.type != field.type and not pa.types.is_nested(kept.type)
+                    and not pa.types.is_nested(field.type)):
+                fields.append(pa.field(field.name, kept.type))
+                casts.add(field.name)
+            else:
+                fields.append(field)
+        key = tuple((f.name, str(f.type)) for f in fields if f.name in casts)
+        groups.setdefault(key, (pa.schema(fields), casts, []))[2].extend(paths)
+    return list(groups.values())

@@ -20,7 +20,6 @@ import struct
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Callable, Sequence, Union
-from urllib.parse import unquote
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -45,6 +44,9 @@ _LOCAL_COMPLEX_KEYGEN_ENCODING = "hoodie.table.complex.keygenerator.encoding"  #
 _LOCAL_COMPLEX_KEYGEN_NEW_ENCODING = "hoodie.write.complex.keygen.new.encoding"  # true => VALUE_ONLY
 _LOCAL_COMPLEX_KEYGEN_ENCODE_SINGLE = "hoodie.write.complex.keygen.encode.single.record.key.field.name"
 _WRITE_PARTITION_FIELD_KEY = "hoodie.datasource.write.partitionpath.field"
+# How the writer's JVM printed float/double keys: LEGACY = JDK 8-18 (Spark 3, Hudi 0.14/0.15, and
+# Spark 4 on Java 17), SHORTEST = JDK 19+ (e.g. Spark 4 on Java 21).  Engine-specific key.
+_LOCAL_FLOAT_FORMAT = "hoodie.engine.keygen.java.float.format"
 
 _PKG = "org.apache.hudi.keygen."
 _CLASS_BY_KIND = {
@@ -100,7 +102,7 @@ class KeyGenerator:
                  *, hive_style_partitioning: bool = False, url_encode_partitioning: bool = False,
                  consistent_logical_timestamp: bool = False, encode_single_key_field_name: bool = True,
                  timestamp_spec: TimestampSpec | None = None,
-                 partition_field_types: Sequence[str] | None = None):
+                 partition_field_types: Sequence[str] | None = None, legacy_float_format: bool = True):
         kind = kind.upper()
         if kind not in _CLASS_BY_KIND:
             raise HoodieConfigError(f"Unknown key generator type {kind!r}; use one of "
@@ -112,6 +114,7 @@ class KeyGenerator:
         self.hive_style_partitioning = bool(hive_style_partitioning)
         self.url_encode_partitioning = bool(url_encode_partitioning)
         self.consistent_logical_timestamp = bool(consistent_logical_timestamp)
+        self.legacy_float_format = bool(legacy_float_format)
         self.timestamp_spec = timestamp_spec
         self.partition_field_types: list[str] | None = None
         name = self.class_name.rsplit(".", 1)[-1]
@@ -199,7 +202,7 @@ class KeyGenerator:
         if not self._parts or self.kind == "GLOBAL_DELETE":
             return pa.nulls(n, pa.string()).fill_null("")
         rendered = [part.render(batch) for part in self._parts]
-        paths = rendered[0] if len(rendered) == 1 else pc.binary_join_element_wise(*rendered, "/")
+        paths = rendered[0] if len(rendered) == 1 else pc.binary_join_element_wise(*rendered, PARTITION_PATH_SEPARATOR)
         # A ".." segment would put files outside the table (Hudi 1.x rejects it too; 0.14 did not).
         traversal = pc.fill_null(pc.match_substring_regex(paths, r"(^|/)\.\.(/|$)"), False)
         if _any(traversal):
@@ -212,19 +215,40 @@ class KeyGenerator:
         return paths
 
     def validate(self, batch: Batch) -> None:
-        """Fail before writing anything: missing fields, null/empty keys, unparsable timestamps."""
+        """Fail before writing anything: missing or unusable fields, null/empty record keys.
+
+        Cheap (no key strings are built), so writers can call it and then :meth:`record_keys` /
+        :meth:`partition_paths`, which raise the same errors themselves (and, for timestamp-based
+        partitions, the unparsable-value error).
+        """
+        columns = {}
         for role, fields in (("record key", self.record_key_fields), ("partition", self.partition_fields)):
             for field in fields:
-                _resolve(batch, field, role)
-        self.record_keys(batch)
-        self.partition_paths(batch)
+                arr = _resolve(batch, field, role)
+                java_strings(arr.slice(0, 0), field=field)  # type check only
+                columns[field] = arr
+        missing = None
+        for field in self.record_key_fields:
+            arr = columns[field]
+            if pa.types.is_dictionary(arr.type):
+                arr = arr.dictionary_decode()
+            gone = pc.is_null(arr)
+            if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type) or _is_string_view(arr.type):
+                gone = pc.or_(gone, pc.fill_null(pc.equal(arr.cast(pa.string()), ""), False))
+            if not self.composite_key:
+                missing = gone
+            else:
+                missing = gone if missing is None else pc.and_(missing, gone)
+        if missing is not None and _any(missing):
+            self._raise_bad_key(batch, missing)
 
     # -- helpers ---------------------------------------------------------------------------------
     def _fields(self) -> list[str]:
         return list(dict.fromkeys(self.record_key_fields + self.partition_fields))
 
     def _strings(self, batch: Batch, field: str, role: str) -> pa.Array:
-        return java_strings(_resolve(batch, field, role), self.consistent_logical_timestamp, field)
+        return java_strings(_resolve(batch, field, role), self.consistent_logical_timestamp, field,
+                            legacy_float_format=self.legacy_float_format)
 
     def _raise_bad_key(self, batch: Batch, bad: pa.Array) -> None:
         row = _first_true(bad)
@@ -290,7 +314,16 @@ def key_generator_from_config(cfg: HoodieConfig) -> KeyGenerator:
         consistent_logical_timestamp=cfg.get(C.CONSISTENT_LOGICAL_TIMESTAMP),
         encode_single_key_field_name=_encode_single_key_field_name(cfg),
         timestamp_spec=_timestamp_spec(cfg) if needs_spec else None,
-        partition_field_types=field_types)
+        partition_field_types=field_types,
+        legacy_float_format=_legacy_float_format(cfg))
+
+
+def _legacy_float_format(cfg: HoodieConfig) -> bool:
+    value = cfg.raw().get(_LOCAL_FLOAT_FORMAT, "LEGACY").strip().upper()
+    if value not in ("LEGACY", "SHORTEST"):
+        raise HoodieConfigError(f"{_LOCAL_FLOAT_FORMAT}={value!r} is not valid; use LEGACY (JDK 8-18) "
+                                "or SHORTEST (JDK 19+)")
+    return value == "LEGACY"
 
 
 def partition_values_from_path(path: str, fields: Sequence[str], hive_style: bool, *,
@@ -360,7 +393,8 @@ def unescape_path_name(value: str) -> str:
 # ------------------------------------------------------------------------------------------------
 # value -> Java string
 # ------------------------------------------------------------------------------------------------
-def java_strings(arr: pa.Array, consistent_logical_timestamp: bool = False, field: str = "") -> pa.Array:
+def java_strings(arr: pa.Array, consistent_logical_timestamp: bool = False, field: str = "", *,
+                 legacy_float_format: bool = True) -> pa.Array:
     """Each value as ``String.valueOf`` of what Hudi's Avro record holds for it (nulls stay null).
 
     Spark hands Hudi an Avro record, so: ints/longs/booleans/strings print as Java does; float and
@@ -384,7 +418,7 @@ def java_strings(arr: pa.Array, consistent_logical_timestamp: bool = False, fiel
         # Arrow's decimal text follows the same to-scientific-string rule as BigDecimal.toString.
         return arr.cast(pa.string())
     if pa.types.is_floating(t):
-        return _java_float_strings(arr)
+        return _java_float_strings(arr, legacy_float_format)
     if pa.types.is_date(t):
         return arr.cast(pa.date32()).cast(pa.string())
     if pa.types.is_timestamp(t):
@@ -403,8 +437,14 @@ def _is_string_view(t: pa.DataType) -> bool:
     return bool(fn and fn(t))
 
 
-def _java_float_strings(arr: pa.Array) -> pa.Array:
-    """Java's Float/Double.toString: plain within [1e-3, 1e7) ("1.0", "0.001"), else "1.0E7"."""
+def _java_float_strings(arr: pa.Array, legacy: bool = True) -> pa.Array:
+    """Java's Float/Double.toString: plain within [1e-3, 1e7) ("1.0", "0.001"), else "1.0E7".
+
+    The digits are the shortest that round-trip (JDK 19+), except that with ``legacy`` (JDK 8-18,
+    what Spark 3 / Hudi 0.14-0.15 run on) integral values from 2^53 (float: 2^24) up to 2^63 print
+    their exact integer digits as the old FloatingDecimal did: 5.995244730532772E17 becomes
+    "5.9952447305327718E17".  Other old-JDK oddities (a few values >= 1e19) are not reproduced.
+    """
     if arr.type == pa.float16():
         arr = arr.cast(pa.float32())
     single = arr.type == pa.float32()
@@ -412,13 +452,66 @@ def _java_float_strings(arr: pa.Array) -> pa.Array:
     magnitude = pc.abs(arr)
     plain = pc.or_(pc.and_(pc.greater_equal(magnitude, 1e-3), pc.less(magnitude, 1e7)),
                    pc.equal(magnitude, 0))
-    # One-digit shortest forms ("5e-324") go the slow way too: Java then prints two digits.
-    fast = pc.and_(plain, pc.invert(pc.match_substring(text, "e")))
+    fast = pc.fill_null(pc.and_(plain, pc.invert(pc.match_substring(text, "e"))), False)
     fixed = pc.if_else(pc.match_substring(text, "."), text,
                        pc.binary_join_element_wise(text, pa.scalar(".0"), ""))
-    out = pc.if_else(pc.fill_null(fast, False), fixed, text)
-    rare = pc.and_(pc.is_valid(arr), pc.invert(pc.fill_null(fast, False)))
-    return _map_rare(out, rare, lambda s: _java_float_text(s, single))
+    out = pc.if_else(fast, fixed, text)
+    # Scientific notation, rebuilt from Arrow's three layouts: "1.5e+300", "12345678", "0.000025".
+    tiny = 1.1754943508222875e-38 if single else 2.2250738585072014e-308
+    sci = pc.fill_null(pc.and_(pc.invert(plain), pc.and_(pc.is_finite(arr), pc.greater_equal(magnitude, tiny))),
+                       False)
+    if _any(sci):
+        g = pc.extract_regex(pc.if_else(sci, text, "0e0"),
+                             r"^(?P<s>-?)(?:(?P<a>\d)(?:\.(?P<af>\d+))?e(?P<ae>[+-]\d+)"
+                             r"|(?P<b>\d+)|0\.(?P<cz>0*)(?P<c>\d+))$")
+        f = {name: pc.struct_field(g, name) for name in ("s", "a", "af", "ae", "b", "cz", "c")}
+        is_a = pc.not_equal(f["a"], "")
+        is_b = pc.not_equal(f["b"], "")
+        first = pc.if_else(is_a, f["a"], pc.utf8_slice_codeunits(pc.if_else(is_b, f["b"], f["c"]), 0, 1))
+        rest = pc.if_else(is_a, f["af"], pc.utf8_rtrim(
+            pc.utf8_slice_codeunits(pc.if_else(is_b, f["b"], f["c"]), 1), characters="0"))
+        rest = pc.if_else(pc.equal(rest, ""), "0", rest)
+        exp_a = pc.cast(pc.utf8_ltrim(pc.if_else(is_a, f["ae"], "0"), characters="+"), pa.int64())
+        exp_b = pc.subtract(pc.cast(pc.utf8_length(f["b"]), pa.int64()), 1)
+        exp_c = pc.negate(pc.add(pc.cast(pc.utf8_length(f["cz"]), pa.int64()), 1))
+        exp = pc.if_else(is_a, exp_a, pc.if_else(is_b, exp_b, exp_c))
+        built = pc.binary_join_element_wise(f["s"], first, pa.scalar("."), rest, pa.scalar("E"),
+                                            exp.cast(pa.string()), "")
+        sci = pc.and_(sci, pc.is_valid(g))
+        out = pc.if_else(sci, built, out)
+    # NaN, infinities and subnormals (Java then prints two digits: "4.9E-324") in Python.
+    rare = pc.and_(pc.is_valid(arr), pc.invert(pc.or_(fast, sci)))
+    out = _map_rare(out, rare, lambda s: _java_float_text(s, single))
+    if legacy:
+        big = pc.and_(pc.greater_equal(magnitude, 2.0 ** (24 if single else 53)), pc.less(magnitude, 2.0 ** 63))
+        big = pc.and_(big, pc.equal(pc.trunc(arr), arr))
+        out = _map_rare(out, big, lambda s: _legacy_integral_text(s, single), keys=text)
+    return out
+
+
+def _legacy_integral_text(shortest: str, single: bool) -> str:
+    """Old FloatingDecimal for an integral value below 2^63: its exact digits, less the ones the
+    binary precision cannot vouch for (floor(p * log10 2) of them, p = excess exponent - 1),
+    rounded half up."""
+    value = float(shortest)
+    if single:
+        value = struct.unpack("<f", struct.pack("<f", value))[0]
+    v = int(abs(value))
+    bin_exp = v.bit_length() - 1
+    significant_bits = 24 if single else 53
+    dropped = 0
+    if bin_exp > significant_bits:
+        p = bin_exp - significant_bits - 1
+        dropped = int(p * 0.30102999566398120) if p > 1 else 0
+    if dropped:
+        scale = 10 ** dropped
+        v, residue = divmod(v, scale)
+        if residue >= scale // 2:
+            v += 1
+    digits = str(v)
+    e10 = len(digits) - 1 + dropped
+    digits = digits.rstrip("0") or "0"
+    return f"{'-' if value < 0 else ''}{digits[0]}.{digits[1:] or '0'}E{e10}"
 
 
 def _java_float_text(shortest: str, single: bool = False) -> str:
@@ -473,7 +566,7 @@ def _java_sql_timestamp_strings(arr: pa.Array) -> pa.Array:
 # ------------------------------------------------------------------------------------------------
 # partition parts
 # ------------------------------------------------------------------------------------------------
-_ESCAPE_CHARS = frozenset([chr(c) for c in range(0x01, 0x20)] + list("\"#%'*/:=?\\\x7f{[]^"))
+_ESCAPE_CHARS = frozenset([chr(c) for c in range(0x20)] + list("\"#%'*/:=?\\\x7f{[]^"))
 _ESCAPE_RE = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in sorted(_ESCAPE_CHARS)) + "]"
 
 
@@ -499,8 +592,8 @@ class _SimplePart(_PartitionPart):
     """The value as a string; null or empty becomes ``__HIVE_DEFAULT_PARTITION__``."""
 
     def values(self, batch: Batch) -> pa.Array:
-        vals = java_strings(_resolve(batch, self.field, "partition"),
-                            self.owner.consistent_logical_timestamp, self.field)
+        vals = java_strings(_resolve(batch, self.field, "partition"), self.owner.consistent_logical_timestamp,
+                            self.field, legacy_float_format=self.owner.legacy_float_format)
         return pc.if_else(pc.fill_null(pc.equal(vals, ""), True), DEFAULT_PARTITION_PATH, vals)
 
 
@@ -554,16 +647,16 @@ class _TimestampPart(_PartitionPart):
         t = arr.type
         textual = pa.types.is_string(t) or pa.types.is_large_string(t) or _is_string_view(t)
         if textual and self.inputs:
-            millis, zone = self._parse_strings(batch, arr.cast(pa.string()).fill_null(self.default_text))
+            millis, zone, offsets = self._parse_strings(batch, arr.cast(pa.string()).fill_null(self.default_text))
         elif pa.types.is_timestamp(t) and t.tz is not None and self.owner.consistent_logical_timestamp:
             # java.sql.Timestamp branch: the instant itself, whatever the timestamp type
             millis = pc.divide(pc.cast(arr.cast(pa.timestamp("us", "UTC"), safe=False), pa.int64()), 1000)
             if self.inputs:
-                default, _ = self._parse_strings(batch, pa.array([self.default_text]))
+                default = self._parse_strings(batch, pa.array([self.default_text]))[0]
                 millis = millis.fill_null(default[0])
             else:
                 millis = millis.fill_null(self._to_millis(pa.array([1], pa.int64()))[0])
-            zone = self.out_zone or "UTC"
+            zone, offsets = self.out_zone or "UTC", None
         elif self.inputs:
             raise HoodieValidationError(
                 f"Partition field {self.field!r} has type {t} but {C.TIMESTAMP_TYPE.key}="
@@ -572,8 +665,8 @@ class _TimestampPart(_PartitionPart):
         else:
             longs = self._longs(batch, arr).fill_null(1)
             millis = self._to_millis(longs)
-            zone = self.out_zone or "UTC"
-        return self.output.format(pc.cast(millis, pa.timestamp("ms", zone)))
+            zone, offsets = self.out_zone or "UTC", None
+        return self.output.format(pc.cast(millis, pa.timestamp("ms", zone)), offsets)
 
     def _longs(self, batch: Batch, arr: pa.Array) -> pa.Array:
         t = arr.type
@@ -608,8 +701,11 @@ class _TimestampPart(_PartitionPart):
             return pc.divide(longs, den)  # TimeUnit.convert truncates toward zero
         return pc.multiply_checked(longs, num) if num > 1 else longs
 
-    def _parse_strings(self, batch: Batch, text: pa.Array) -> tuple[pa.Array, str]:
-        """Joda parse with the input patterns (first full match wins) -> (epoch ms, output zone)."""
+    def _parse_strings(self, batch: Batch, text: pa.Array) -> tuple[pa.Array, str, pa.Array | None]:
+        """Joda parse with the input patterns (first full match wins).
+
+        -> (ms to print, zone to print them in, per-row offset minutes when printing wall-clock time)
+        """
         local = offset = None
         matched = None
         for pattern in self.inputs:
@@ -630,9 +726,10 @@ class _TimestampPart(_PartitionPart):
                 "its pattern to the input formats")
         if self.in_zone is None and self.out_zone is None:
             # Joda prints in the zone it parsed (the string's own offset, else the JVM's):
-            # the output is the wall-clock time written in the string.
-            return local, "UTC"
-        naive = pc.cast(local, pa.timestamp("ms"))
+            # the output is the wall-clock time written in the string, with its offset.
+            return local, "UTC", offset.fill_null(0)
+        # only rows without an offset of their own are read in the input zone
+        naive = pc.cast(pc.if_else(pc.is_valid(offset), 0, local), pa.timestamp("ms"))
         try:
             assumed = pc.assume_timezone(naive, timezone=self.in_zone or "UTC",
                                          ambiguous="earliest", nonexistent="raise")
@@ -643,7 +740,7 @@ class _TimestampPart(_PartitionPart):
         by_zone = pc.cast(assumed, pa.int64())
         by_offset = pc.subtract(local, pc.multiply(offset, 60_000))
         instants = pc.if_else(pc.is_valid(offset), by_offset, by_zone)
-        return instants, (self.out_zone or self.in_zone)
+        return instants, (self.out_zone or self.in_zone), None
 
 
 # ------------------------------------------------------------------------------------------------
@@ -841,8 +938,12 @@ class JavaDatePattern:
         local = pc.if_else(ok, local, None)
         return local, pc.if_else(ok, offset, None), ok
 
-    def format(self, ts: pa.Array) -> pa.Array:
-        """Print zoned timestamps (the zone of ``ts``'s type) the way Joda prints this pattern."""
+    def format(self, ts: pa.Array, offsets: pa.Array | None = None) -> pa.Array:
+        """Print zoned timestamps (the zone of ``ts``'s type) the way Joda prints this pattern.
+
+        ``offsets`` (minutes) stands for per-row fixed-offset zones: ``ts`` then holds wall-clock
+        times and zone letters print these offsets.
+        """
         n = len(ts)
         pieces: list = [pa.nulls(n, pa.string()).fill_null("")]
 
@@ -893,6 +994,12 @@ class JavaDatePattern:
                 pieces.append(ms)
             elif letter == "a":
                 pieces.append(pc.if_else(pc.less(pc.hour(ts), 12), "AM", "PM"))
+            elif letter in "Zz" and offsets is not None:
+                # a parsed offset is a fixed-offset zone: its id is "+05:30", or "UTC" for zero
+                text = _offset_text(offsets, ":" if count == 2 or count >= 3 or letter == "z" else "")
+                if letter == "z" or count >= 3:
+                    text = pc.if_else(pc.equal(offsets, 0), "UTC", text)
+                pieces.append(text)
             elif letter == "Z":
                 if count >= 3:
                     pieces.append(pa.scalar(ts.type.tz or "UTC"))
@@ -901,6 +1008,13 @@ class JavaDatePattern:
             elif letter == "z":
                 pieces.append(pc.strftime(ts, format="%Z"))
         return pc.binary_join_element_wise(*pieces, "")
+
+
+def _offset_text(minutes: pa.Array, separator: str) -> pa.Array:
+    sign = pc.if_else(pc.less(minutes, 0), "-", "+")
+    hours, mins = _floor_divmod(pc.abs(minutes), 60)
+    pad = lambda a: pc.utf8_lpad(a.cast(pa.string()), width=2, padding="0")  # noqa: E731
+    return pc.binary_join_element_wise(sign, pad(hours), pa.scalar(separator), pad(mins), "")
 
 
 def _offset_minutes(text: pa.Array) -> pa.Array:
@@ -1042,11 +1156,13 @@ def _floor_divmod(values: pa.Array, n: int) -> tuple[pa.Array, pa.Array]:
     return pc.if_else(neg, pc.subtract(q, 1), q), pc.if_else(neg, pc.add(r, n), r)
 
 
-def _map_rare(values: pa.Array, mask: pa.Array, fn: Callable[[str], str]) -> pa.Array:
-    """Replace ``values[mask]`` by ``fn(value)``, calling ``fn`` once per distinct value."""
+def _map_rare(values: pa.Array, mask: pa.Array, fn: Callable[[str], str],
+              keys: pa.Array | None = None) -> pa.Array:
+    """Replace ``values[mask]`` by ``fn(key)`` (key defaults to the value), once per distinct key."""
     mask = pc.fill_null(mask, False)
     if not _any(mask):
         return values
-    distinct = pc.unique(pc.filter(values, mask))
+    keys = values if keys is None else keys
+    distinct = pc.unique(pc.filter(keys, mask))
     mapped = pa.array([fn(v) for v in distinct.to_pylist()], pa.string())
-    return pc.if_else(mask, pc.take(mapped, pc.index_in(values, value_set=distinct)), values)
+    return pc.if_else(mask, pc.take(mapped, pc.index_in(keys, value_set=distinct)), values)

@@ -37,7 +37,7 @@ def rollback(table: HoodieTable, instant: Instant) -> Instant:
     rollback_ts = new_instant_time(timeline.last_instant_time)
     plan = {
         "instantToRollback": {"commitTime": instant.timestamp, "action": instant.action},
-        "rollbackRequests": _rollback_requests(table, instant),
+        "RollbackRequests": _rollback_requests(table, instant),
         "version": 1,
     }
     requested = timeline.create_requested(Instant(rollback_ts, ROLLBACK, State.REQUESTED),
@@ -81,7 +81,7 @@ def _execute(table: HoodieTable, rollback_instant: Instant, plan: dict) -> Insta
     partitions: dict[str, dict] = {}
     deleted_total = 0
     root = storage.root.rstrip("/") + "/"
-    for request in plan["rollbackRequests"]:
+    for request in plan["RollbackRequests"]:
         partition = request["partitionPath"]
         entry = partitions.setdefault(partition, {
             "partitionPath": partition, "successDeleteFiles": [], "failedDeleteFiles": [],

@@ -21,7 +21,7 @@ from .base_file import PARTITION_PATH, RECORD_KEY, BaseFileWriter, WriteContext,
 from .merge import OP_COLUMN, MergeSpec, merge
 from .planner import Target
 
-STAT_SCHEMA = pa.schema([pa.field("stat", pa.string())])
+STAT_SCHEMA = "stat string"
 TARGET = "_hoodie_target"
 KEY_HASH = "_hoodie_key_hash"
 # Rows buffered per partition before bulk insert flushes a row group.
@@ -38,7 +38,7 @@ def _task() -> tuple[int, str]:
 
 
 def _stats(stats: list[dict]) -> pa.RecordBatch:
-    return pa.RecordBatch.from_pydict({"stat": [json.dumps(s) for s in stats]}, schema=STAT_SCHEMA)
+    return pa.RecordBatch.from_pydict({"stat": [json.dumps(s) for s in stats]}, schema=pa.schema([pa.field("stat", pa.string())]))
 
 
 @dataclass(frozen=True)
@@ -78,8 +78,8 @@ class WriteFileGroup:
     targets: dict[str, Target]
     spec: MergeSpec
 
-    def __call__(self, group: pa.Table) -> pa.Table:
-        file_id = group[TARGET][0].as_py()
+    def __call__(self, key: tuple, group: pa.Table) -> pa.Table:
+        file_id = key[0].as_py() if hasattr(key[0], "as_py") else key[0]
         target = self.targets[file_id]
         task_partition, token = _task()
         stored = None

@@ -292,7 +292,9 @@ class _Write:
         spec = MergeSpec(self.ordering, self._combine(),
                          merge_mode(self.cfg) == "EVENT_TIME_ORDERING")
         fn = WriteFileGroup(self.ctx, targets, spec)
-        return self._collect(assigned.groupBy(TARGET).applyInArrow(fn, STAT_SCHEMA))
+        # PySpark counts a callable object's `self` as an argument: hand it a plain (key, data) function.
+        return self._collect(assigned.groupBy(TARGET).applyInArrow(lambda key, data: fn(key, data),
+                                                                   STAT_SCHEMA))
 
     def _dedup(self, prepared: DataFrame) -> DataFrame:
         """Input de-duplication for paths that do not merge per file group (bulk insert)."""

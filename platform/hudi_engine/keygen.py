@@ -152,7 +152,7 @@ class KeyGenerator:
             self._parts = [_TimestampPart(self.partition_fields[0], self._require_spec(), self)]
         elif kind == "CUSTOM":
             types = [t.upper() for t in (partition_field_types or [])]
-            if len(types) != len(self.partition_fields) or any(t not in ("SIMPLE", "TIMESTAMP") for t in types):
+            if len(types) != len(self.partition_fields) or not set(types) <= {"SIMPLE", "TIMESTAMP"}:
                 raise HoodieConfigError(
                     "CustomKeyGenerator needs a type for every partition field, in the format "
                     "`field1:simple,field2:timestamp` (hoodie.datasource.write.partitionpath.field)")
@@ -189,8 +189,10 @@ class KeyGenerator:
             empty = pc.fill_null(pc.equal(vals, ""), False)
             missing = pc.or_(pc.is_null(vals), empty)
             all_missing = missing if all_missing is None else pc.and_(all_missing, missing)
-            filled = pc.if_else(empty, EMPTY_RECORDKEY_PLACEHOLDER, vals.fill_null(NULL_RECORDKEY_PLACEHOLDER))
-            prefix = ("" if i == 0 else RECORD_KEY_PARTS_SEPARATOR) + field + COMPOSITE_KEY_FIELD_VALUE_INFIX
+            filled = pc.if_else(empty, EMPTY_RECORDKEY_PLACEHOLDER,
+                                vals.fill_null(NULL_RECORDKEY_PLACEHOLDER))
+            prefix = (("" if i == 0 else RECORD_KEY_PARTS_SEPARATOR)
+                      + field + COMPOSITE_KEY_FIELD_VALUE_INFIX)
             pieces += [pa.scalar(prefix), filled]
         if _any(all_missing):
             self._raise_bad_key(batch, all_missing)
@@ -202,7 +204,8 @@ class KeyGenerator:
         if not self._parts or self.kind == "GLOBAL_DELETE":
             return pa.nulls(n, pa.string()).fill_null("")
         rendered = [part.render(batch) for part in self._parts]
-        paths = rendered[0] if len(rendered) == 1 else pc.binary_join_element_wise(*rendered, PARTITION_PATH_SEPARATOR)
+        paths = (rendered[0] if len(rendered) == 1
+                 else pc.binary_join_element_wise(*rendered, PARTITION_PATH_SEPARATOR))
         # A ".." segment would put files outside the table (Hudi 1.x rejects it too; 0.14 did not).
         traversal = pc.fill_null(pc.match_substring_regex(paths, r"(^|/)\.\.(/|$)"), False)
         if _any(traversal):
@@ -233,7 +236,7 @@ class KeyGenerator:
             if pa.types.is_dictionary(arr.type):
                 arr = arr.dictionary_decode()
             gone = pc.is_null(arr)
-            if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type) or _is_string_view(arr.type):
+            if _is_text(arr.type):
                 gone = pc.or_(gone, pc.fill_null(pc.equal(arr.cast(pa.string()), ""), False))
             if not self.composite_key:
                 missing = gone
@@ -412,7 +415,7 @@ def java_strings(arr: pa.Array, consistent_logical_timestamp: bool = False, fiel
         t = arr.type
     if pa.types.is_null(t):
         return pa.nulls(len(arr), pa.string())
-    if pa.types.is_string(t) or pa.types.is_large_string(t) or _is_string_view(t):
+    if _is_text(t):
         return arr.cast(pa.string())
     if pa.types.is_boolean(t) or pa.types.is_integer(t) or pa.types.is_decimal(t):
         # Arrow's decimal text follows the same to-scientific-string rule as BigDecimal.toString.
@@ -437,6 +440,10 @@ def _is_string_view(t: pa.DataType) -> bool:
     return bool(fn and fn(t))
 
 
+def _is_text(t: pa.DataType) -> bool:
+    return pa.types.is_string(t) or pa.types.is_large_string(t) or _is_string_view(t)
+
+
 def _java_float_strings(arr: pa.Array, legacy: bool = True) -> pa.Array:
     """Java's Float/Double.toString: plain within [1e-3, 1e7) ("1.0", "0.001"), else "1.0E7".
 
@@ -458,8 +465,8 @@ def _java_float_strings(arr: pa.Array, legacy: bool = True) -> pa.Array:
     out = pc.if_else(fast, fixed, text)
     # Scientific notation, rebuilt from Arrow's three layouts: "1.5e+300", "12345678", "0.000025".
     tiny = 1.1754943508222875e-38 if single else 2.2250738585072014e-308
-    sci = pc.fill_null(pc.and_(pc.invert(plain), pc.and_(pc.is_finite(arr), pc.greater_equal(magnitude, tiny))),
-                       False)
+    normal = pc.and_(pc.is_finite(arr), pc.greater_equal(magnitude, tiny))
+    sci = pc.fill_null(pc.and_(pc.invert(plain), normal), False)
     if _any(sci):
         g = pc.extract_regex(pc.if_else(sci, text, "0e0"),
                              r"^(?P<s>-?)(?:(?P<a>\d)(?:\.(?P<af>\d+))?e(?P<ae>[+-]\d+)"
@@ -483,7 +490,8 @@ def _java_float_strings(arr: pa.Array, legacy: bool = True) -> pa.Array:
     rare = pc.and_(pc.is_valid(arr), pc.invert(pc.or_(fast, sci)))
     out = _map_rare(out, rare, lambda s: _java_float_text(s, single))
     if legacy:
-        big = pc.and_(pc.greater_equal(magnitude, 2.0 ** (24 if single else 53)), pc.less(magnitude, 2.0 ** 63))
+        big = pc.and_(pc.greater_equal(magnitude, 2.0 ** (24 if single else 53)),
+                      pc.less(magnitude, 2.0 ** 63))
         big = pc.and_(big, pc.equal(pc.trunc(arr), arr))
         out = _map_rare(out, big, lambda s: _legacy_integral_text(s, single), keys=text)
     return out
@@ -592,8 +600,9 @@ class _SimplePart(_PartitionPart):
     """The value as a string; null or empty becomes ``__HIVE_DEFAULT_PARTITION__``."""
 
     def values(self, batch: Batch) -> pa.Array:
-        vals = java_strings(_resolve(batch, self.field, "partition"), self.owner.consistent_logical_timestamp,
-                            self.field, legacy_float_format=self.owner.legacy_float_format)
+        owner = self.owner
+        vals = java_strings(_resolve(batch, self.field, "partition"), owner.consistent_logical_timestamp,
+                            self.field, legacy_float_format=owner.legacy_float_format)
         return pc.if_else(pc.fill_null(pc.equal(vals, ""), True), DEFAULT_PARTITION_PATH, vals)
 
 
@@ -645,9 +654,10 @@ class _TimestampPart(_PartitionPart):
         if pa.types.is_dictionary(arr.type):
             arr = arr.dictionary_decode()
         t = arr.type
-        textual = pa.types.is_string(t) or pa.types.is_large_string(t) or _is_string_view(t)
+        textual = _is_text(t)
         if textual and self.inputs:
-            millis, zone, offsets = self._parse_strings(batch, arr.cast(pa.string()).fill_null(self.default_text))
+            text = arr.cast(pa.string()).fill_null(self.default_text)
+            millis, zone, offsets = self._parse_strings(batch, text)
         elif pa.types.is_timestamp(t) and t.tz is not None and self.owner.consistent_logical_timestamp:
             # java.sql.Timestamp branch: the instant itself, whatever the timestamp type
             millis = pc.divide(pc.cast(arr.cast(pa.timestamp("us", "UTC"), safe=False), pa.int64()), 1000)
@@ -680,7 +690,7 @@ class _TimestampPart(_PartitionPart):
             return pc.cast(arr.cast(pa.date32()), pa.int32()).cast(pa.int64())  # LocalDate.toEpochDay
         if pa.types.is_timestamp(t):
             return pc.cast(arr.cast(pa.timestamp("us", t.tz), safe=False), pa.int64())
-        if pa.types.is_string(t) or pa.types.is_large_string(t) or _is_string_view(t):
+        if _is_text(t):
             # 0.14 throws here; Hudi 1.1 writes epoch numbers held in strings (see v9 fixtures).
             text = pc.utf8_trim_whitespace(arr.cast(pa.string()))
             ok = pc.fill_null(pc.match_substring_regex(text, r"^[+-]?[0-9]+$"), True)
@@ -912,7 +922,8 @@ class JavaDatePattern:
             elif letter == "s":
                 second = num(idx)
             elif letter == "S":  # fraction of second; Joda keeps milliseconds
-                digits = pc.binary_join_element_wise(pc.if_else(matched, grp(idx), "0"), pa.scalar("00"), "")
+                digits = pc.binary_join_element_wise(pc.if_else(matched, grp(idx), "0"),
+                                                     pa.scalar("00"), "")
                 millis = pc.cast(pc.utf8_slice_codeunits(digits, 0, 3), pa.int64())
             elif letter == "a":
                 pm = pc.equal(pc.utf8_lower(pc.if_else(matched, grp(idx), "am")), "pm")
@@ -929,8 +940,9 @@ class JavaDatePattern:
             pad(hour, 2), pa.scalar(":"), pad(minute, 2), pa.scalar(":"), pad(second, 2), "")
         ts = pc.strptime(text_ts, format="%Y-%m-%d %H:%M:%S", unit="s", error_is_null=True)
         # strptime rolls Feb 30 over to Mar 2; Joda rejects it, so demand an exact round trip.
-        same = [pc.equal(pc.year(ts), year), pc.equal(pc.month(ts), month), pc.equal(pc.day(ts), day),
-                pc.equal(pc.hour(ts), hour), pc.equal(pc.minute(ts), minute), pc.equal(pc.second(ts), second)]
+        same = [pc.equal(pc.year(ts), year), pc.equal(pc.month(ts), month),
+                pc.equal(pc.day(ts), day), pc.equal(pc.hour(ts), hour),
+                pc.equal(pc.minute(ts), minute), pc.equal(pc.second(ts), second)]
         ok = matched
         for s in same:
             ok = pc.and_(ok, pc.fill_null(s, False))
@@ -1100,7 +1112,7 @@ def _resolve(batch: Batch, path: str, role: str) -> pa.Array:
     """Column ``a`` or nested ``a.b.c`` (a null parent gives null), as HoodieAvroUtils reads it."""
     parts = path.split(".")
     names = batch.schema.names
-    option = C.RECORDKEY_FIELDS.alternatives[0] if role == "record key" else C.PARTITION_FIELDS.alternatives[0]
+    option = (C.RECORDKEY_FIELDS if role == "record key" else C.PARTITION_FIELDS).alternatives[0]
     if parts[0] not in names:
         near = [n for n in names if n.lower() == parts[0].lower()]
         hint = f" (did you mean {near[0]!r}? names are case-sensitive)" if near else ""

@@ -13,9 +13,12 @@ COW = sorted(p.relative_to(FIXTURES).as_posix() for p in (FIXTURES / "sample_tab
              if "lance" not in p.name)
 
 
-def canonical(table: pa.Table, columns: list[str]) -> list[tuple]:
-    """Rows as comparable tuples, order-free; nested values compared as their Python form."""
+def canonical(table: pa.Table, columns: list[str], as_text: bool = False) -> list[tuple]:
+    """Rows as comparable tuples, order-free; nested values compared as their Python form
+    (``as_text``: compared as text, for readers that type a column differently)."""
     def norm(v):
+        if as_text and v is not None and not isinstance(v, (list, dict)):
+            return str(v)
         if isinstance(v, list):
             return tuple(norm(x) for x in v)
         if isinstance(v, dict):
@@ -41,13 +44,19 @@ def test_snapshot_time_travel_and_incremental_match_hudi_rs(spark, tmp_path, fix
     assert set(expected.column_names) - set(got.column_names) <= {"_hoodie_operation"}
     assert canonical(got, columns) == canonical(expected, columns)
 
-    commits = [i.timestamp for i in table.timeline.completed_writes()]
+    instants = table.timeline.completed_writes()
+    commits = [i.timestamp for i in instants]
     for ts in commits:
-        assert canonical(ours(spark, path, {"as.of.instant": ts}), columns) == \
-            canonical(hudi_rs_read(path, as_of=ts), columns), f"as of {ts}"
+        # Time travel reads with the schema as of the instant, as Hudi's Spark reader does;
+        # hudi-rs applies the latest schema, so a column retyped since (Hudi 1.1 turns a
+        # timestamp-keygen partition field from long to string) differs in type, not in value.
+        assert canonical(ours(spark, path, {"as.of.instant": ts}), columns, as_text=True) == \
+            canonical(hudi_rs_read(path, as_of=ts), columns, as_text=True), f"as of {ts}"
     if not table.populate_meta_fields:
         return
-    for begin, end in zip(["0"] + commits, commits):
+    # Hudi 1.x (timeline layout 2) windows incremental queries on completion times.
+    bounds = [i.completion_time or i.timestamp for i in instants]
+    for begin, end in zip(["0"] + bounds, bounds):
         got_incr = ours(spark, path, {"hoodie.datasource.query.type": "incremental",
                                       "hoodie.datasource.read.begin.instanttime": begin,
                                       "hoodie.datasource.read.end.instanttime": end})

@@ -13,12 +13,10 @@ from ..write.base_file import conform
 
 
 def read_file_slice(storage: Storage, file_slice: FileSlice, schema: pa.Schema,
-                    begin: str | None = None, end: str | None = None) -> pa.Table:
+                    commit_times: tuple[str, ...] | None = None) -> pa.Table:
     if file_slice.base_file is None:
         return schema.empty_table()
     table = pq.read_table(storage.full(file_slice.base_file.path), filesystem=storage.fs)
-    if begin is not None:
-        commit_time = table[META_FIELDS[0]]
-        keep = pc.and_(pc.greater(commit_time, begin), pc.less_equal(commit_time, end))
-        table = table.filter(keep)
+    if commit_times is not None:
+        table = table.filter(pc.is_in(table[META_FIELDS[0]], value_set=pa.array(commit_times, pa.string())))
     return conform(table, schema)

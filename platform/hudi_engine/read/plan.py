@@ -19,8 +19,7 @@ from ..timeline.instant import normalize_instant
 class ReadPlan:
     slices: tuple[FileSlice, ...]
     schema: pa.Schema                # columns returned, meta columns first when the table has them
-    begin: str | None = None         # incremental window (begin, end] on _hoodie_commit_time
-    end: str | None = None
+    commit_times: tuple[str, ...] | None = None   # incremental: keep rows of these commits only
 
     @property
     def base_paths(self) -> list[str]:
@@ -45,6 +44,10 @@ def plan_read(table: HoodieTable, options: dict | None = None) -> ReadPlan:
 
 
 def _incremental(table: HoodieTable, cfg: HoodieConfig) -> ReadPlan:
+    """Rows written by the commits in the window (begin, end], latest version of each.
+
+    Table version 6 windows on instant (requested) times; Hudi 1.x tables (timeline layout 2)
+    window on completion times, as Hudi 1.x and hudi-rs do."""
     timeline = table.timeline
     begin = cfg.get_str(C.BEGIN_INSTANTTIME)
     if begin is None:
@@ -54,18 +57,22 @@ def _incremental(table: HoodieTable, cfg: HoodieConfig) -> ReadPlan:
     begin = normalize_instant(begin, C.BEGIN_INSTANTTIME.key)
     end = cfg.get_str(C.END_INSTANTTIME)
     end = normalize_instant(end, C.END_INSTANTTIME.key) if end else None
-    commits = timeline.completed_writes(after=begin, until=end)
+    if table.layout_version >= 2:
+        commits = [i for i in timeline.completed_writes()
+                   if i.completion_time > begin and (end is None or i.completion_time <= end)]
+    else:
+        commits = timeline.completed_writes(after=begin, until=end)
     if not commits:
-        return ReadPlan((), table_schema(table, end), begin, end or begin)
-    end = end or commits[-1].timestamp
+        return ReadPlan((), table_schema(table, end), ())
+    as_of = max(i.timestamp for i in commits)
     touched: set[tuple[str, str]] = set()
     for instant in commits:
         meta = timeline.commit_metadata(instant)
         for partition, stats in (meta.get("partitionToWriteStats") or {}).items():
             touched.update((partition, s["fileId"]) for s in stats if s.get("fileId"))
-    groups = table.fs_view().file_groups(as_of=end, partitions={p for p, _ in touched})
+    groups = table.fs_view().file_groups(as_of=as_of, partitions={p for p, _ in touched})
     slices = [g.latest_slice() for g in groups if (g.partition, g.file_id) in touched and g.slices]
-    return ReadPlan(tuple(slices), table_schema(table, end), begin, end)
+    return ReadPlan(tuple(slices), table_schema(table, as_of), tuple(sorted(i.timestamp for i in commits)))
 
 
 def table_schema(table: HoodieTable, as_of: str | None = None) -> pa.Schema:

@@ -36,8 +36,8 @@ def scan(spark: SparkSession, table: HoodieTable, plan: ReadPlan) -> DataFrame:
             part = part.select(*[F.col(f.name).cast(schema[f.name].dataType).alias(f.name)
                                  if f.name in casts else F.col(f.name) for f in plan.schema])
         df = part if df is None else df.unionByName(part)
-    if plan.begin is not None:
-        df = df.filter((F.col(COMMIT_TIME) > F.lit(plan.begin)) & (F.col(COMMIT_TIME) <= F.lit(plan.end)))
+    if plan.commit_times is not None:
+        df = df.filter(F.col(COMMIT_TIME).isin(list(plan.commit_times)))
     return df
 
 

@@ -75,7 +75,7 @@ def _escape(s: str, is_key: bool) -> str:
         elif c in "\t\n\r\f":
             out.append("\\" + {"\t": "t", "\n": "n", "\r": "r", "\f": "f"}[c])
         elif ord(c) < 0x20 or ord(c) > 0x7E:
-            out.append("".join(f"\\u{ord(u):04X}" for u in _utf16_units(c)))
+            out.append("".join(f"\\u{u:04X}" for u in _utf16_units(c)))
         else:
             out.append(c)
     return "".join(out)

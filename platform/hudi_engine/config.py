@@ -158,6 +158,9 @@ BEGIN_INSTANTTIME = _prop("hoodie.datasource.read.begin.instanttime", None,
                           "Incremental start, exclusive.")
 END_INSTANTTIME = _prop("hoodie.datasource.read.end.instanttime", None,
                         "Incremental end, inclusive; latest commit when unset.")
+INCR_SCHEMA_USE_END_INSTANT = _prop(
+    "hoodie.datasource.read.schema.use.end.instanttime", False,
+    "Incremental reads use the schema as of the end instant instead of the latest.")
 AS_OF_INSTANT = _prop("as.of.instant", None, "Time travel to this instant.")
 
 

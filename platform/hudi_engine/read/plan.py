@@ -62,8 +62,9 @@ def _incremental(table: HoodieTable, cfg: HoodieConfig) -> ReadPlan:
                    if i.completion_time > begin and (end is None or i.completion_time <= end)]
     else:
         commits = timeline.completed_writes(after=begin, until=end)
+    schema_as_of = end if cfg.get(C.INCR_SCHEMA_USE_END_INSTANT) else None
     if not commits:
-        return ReadPlan((), table_schema(table, end), ())
+        return ReadPlan((), table_schema(table, schema_as_of), ())
     as_of = max(i.timestamp for i in commits)
     touched: set[tuple[str, str]] = set()
     for instant in commits:
@@ -72,7 +73,8 @@ def _incremental(table: HoodieTable, cfg: HoodieConfig) -> ReadPlan:
             touched.update((partition, s["fileId"]) for s in stats if s.get("fileId"))
     groups = table.fs_view().file_groups(as_of=as_of, partitions={p for p, _ in touched})
     slices = [g.latest_slice() for g in groups if (g.partition, g.file_id) in touched and g.slices]
-    return ReadPlan(tuple(slices), table_schema(table, as_of), tuple(sorted(i.timestamp for i in commits)))
+    return ReadPlan(tuple(slices), table_schema(table, schema_as_of and as_of),
+                    tuple(sorted(i.timestamp for i in commits)))
 
 
 def table_schema(table: HoodieTable, as_of: str | None = None) -> pa.Schema:

@@ -89,13 +89,27 @@ TIMESTAMP_INPUT_DATE_FORMAT_DELIMITER = _prop(
     "Separator of several input patterns.")
 TIMESTAMP_OUTPUT_DATE_FORMAT = _prop("hoodie.keygen.timebased.output.dateformat", "",
                                      "Partition path pattern.")
-TIMESTAMP_TIMEZONE = _prop("hoodie.keygen.timebased.timezone", "UTC", "Time zone of input and output.")
+TIMESTAMP_TIMEZONE = _prop("hoodie.keygen.timebased.timezone", "UTC",
+                           "Time zone of input and output; when set it overrides both zones below.")
 TIMESTAMP_INPUT_TIMEZONE = _prop("hoodie.keygen.timebased.input.timezone", "",
-                                 "Time zone of the input (overrides timezone).")
+                                 "Time zone of the input, when timezone is not set.")
 TIMESTAMP_OUTPUT_TIMEZONE = _prop("hoodie.keygen.timebased.output.timezone", "",
-                                  "Time zone of the output (overrides timezone).")
+                                  "Time zone of the output, when timezone is not set.")
 TIMESTAMP_SCALAR_UNIT = _prop("hoodie.keygen.timebased.timestamp.scalar.time.unit", "SECONDS",
                               "Unit of a SCALAR timestamp.")
+COMPLEX_KEYGEN_ENCODING = _prop(
+    "hoodie.table.complex.keygenerator.encoding", None,
+    "How a complex key with one field is written: FIELD_PREFIXED ('id:1') or VALUE_ONLY ('1').",
+    choices=("FIELD_PREFIXED", "VALUE_ONLY"))
+COMPLEX_KEYGEN_NEW_ENCODING = _prop("hoodie.write.complex.keygen.new.encoding", False,
+                                    "Older switch: true writes a one-field complex key as the value.")
+COMPLEX_KEYGEN_ENCODE_SINGLE_FIELD_NAME = _prop(
+    "hoodie.write.complex.keygen.encode.single.record.key.field.name", True,
+    "Older switch: false writes a one-field complex key as the value.")
+KEYGEN_JAVA_FLOAT_FORMAT = _prop(
+    "hoodie.engine.keygen.java.float.format", "LEGACY",
+    "Engine-specific: which JVM's float/double text keys follow: LEGACY (JDK 8-18) or SHORTEST (JDK 19+).",
+    choices=("LEGACY", "SHORTEST"))
 CONSISTENT_LOGICAL_TIMESTAMP = _prop(
     "hoodie.datasource.write.keygenerator.consistent.logical.timestamp.enabled", False,
     "Use logical timestamp values in keys.")

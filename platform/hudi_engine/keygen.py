@@ -37,16 +37,8 @@ PARTITION_PATH_SEPARATOR = "/"
 RECORD_KEY_PARTS_SEPARATOR = ","
 COMPOSITE_KEY_FIELD_VALUE_INFIX = ":"
 
-# Keys config.py does not define yet (reported to the config owner).  They decide how a
-# ComplexKeyGenerator with ONE record key field writes its key (HUDI-7001): 0.14.0 and older wrote
-# "id:1", 0.14.1/0.15.0/1.0.0-1.0.2 wrote "1", 0.14.2/0.15.1/1.0.3/1.1 went back to "id:1" by default.
-_LOCAL_COMPLEX_KEYGEN_ENCODING = "hoodie.table.complex.keygenerator.encoding"  # FIELD_PREFIXED|VALUE_ONLY
-_LOCAL_COMPLEX_KEYGEN_NEW_ENCODING = "hoodie.write.complex.keygen.new.encoding"  # true => VALUE_ONLY
-_LOCAL_COMPLEX_KEYGEN_ENCODE_SINGLE = "hoodie.write.complex.keygen.encode.single.record.key.field.name"
-_WRITE_PARTITION_FIELD_KEY = "hoodie.datasource.write.partitionpath.field"
-# How the writer's JVM printed float/double keys: LEGACY = JDK 8-18 (Spark 3, Hudi 0.14/0.15, and
-# Spark 4 on Java 17), SHORTEST = JDK 19+ (e.g. Spark 4 on Java 21).  Engine-specific key.
-_LOCAL_FLOAT_FORMAT = "hoodie.engine.keygen.java.float.format"
+# The raw writer option: v6 tables persist Custom partition fields without their types.
+_WRITE_PARTITION_FIELD_KEY = C.PARTITION_FIELDS.alternatives[0]
 
 _PKG = "org.apache.hudi.keygen."
 _CLASS_BY_KIND = {
@@ -322,11 +314,7 @@ def key_generator_from_config(cfg: HoodieConfig) -> KeyGenerator:
 
 
 def _legacy_float_format(cfg: HoodieConfig) -> bool:
-    value = cfg.raw().get(_LOCAL_FLOAT_FORMAT, "LEGACY").strip().upper()
-    if value not in ("LEGACY", "SHORTEST"):
-        raise HoodieConfigError(f"{_LOCAL_FLOAT_FORMAT}={value!r} is not valid; use LEGACY (JDK 8-18) "
-                                "or SHORTEST (JDK 19+)")
-    return value == "LEGACY"
+    return cfg.get_str(C.KEYGEN_JAVA_FLOAT_FORMAT).strip().upper() == "LEGACY"
 
 
 def partition_values_from_path(path: str, fields: Sequence[str], hive_style: bool, *,
@@ -1086,16 +1074,14 @@ def _timestamp_spec(cfg: HoodieConfig) -> TimestampSpec:
 
 
 def _encode_single_key_field_name(cfg: HoodieConfig) -> bool:
-    raw = cfg.raw()
-    encoding = raw.get(_LOCAL_COMPLEX_KEYGEN_ENCODING, "").strip().upper()
+    """ComplexKeyGenerator with ONE record key field (HUDI-7001): 0.14.0 and older wrote "id:1",
+    0.14.1/0.15.0/1.0.0-1.0.2 wrote "1", 0.14.2/0.15.1/1.0.3/1.1 went back to "id:1"."""
+    encoding = cfg.get_str(C.COMPLEX_KEYGEN_ENCODING)
     if encoding:
-        if encoding not in ("FIELD_PREFIXED", "VALUE_ONLY"):
-            raise HoodieConfigError(f"{_LOCAL_COMPLEX_KEYGEN_ENCODING}={encoding!r} is not valid; use "
-                                    "FIELD_PREFIXED or VALUE_ONLY")
-        return encoding == "FIELD_PREFIXED"
-    if raw.get(_LOCAL_COMPLEX_KEYGEN_NEW_ENCODING, "false").strip().lower() == "true":
+        return encoding.strip().upper() == "FIELD_PREFIXED"
+    if cfg.get(C.COMPLEX_KEYGEN_NEW_ENCODING):
         return False
-    return raw.get(_LOCAL_COMPLEX_KEYGEN_ENCODE_SINGLE, "true").strip().lower() != "false"
+    return cfg.get(C.COMPLEX_KEYGEN_ENCODE_SINGLE_FIELD_NAME)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -187,12 +187,6 @@ class HoodieConfig:
     def raw(self) -> dict[str, str]:
         return dict(self._raw)
 
-    def with_defaults(self, defaults: Mapping[str, Any]) -> "HoodieConfig":
-        """A copy where ``defaults`` fill keys the user did not set."""
-        merged = {k: _to_str(v) for k, v in defaults.items() if v is not None}
-        merged.update(self._raw)
-        return HoodieConfig(merged)
-
     def contains(self, prop: ConfigProperty) -> bool:
         return any(k in self._raw for k in (prop.key, *prop.alternatives))
 

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from hudi_engine.schema import (
+from hudi_engine.schema.avro import (
     META_FIELDS,
     OPERATION_FIELD,
     add_meta_fields,

@@ -44,7 +44,9 @@ def write(df: DataFrame, base_path: str, options: dict | None = None,
     cfg = HoodieConfig(options)
     operation = cfg.get_str(C.OPERATION).lower()
     table = _open_or_create(df, base_path, cfg)
-    cfg = table.config.with_defaults({}).__class__({**table.props, **cfg.raw()})
+    # The table's persisted settings win over the write's aliases (check_write_options refused
+    # any disagreement on record identity).
+    cfg = HoodieConfig({**cfg.raw(), **table.props})
     table = rollback_failed_writes(table)
     return _Write(df, table, cfg, operation, extra_metadata or {}).run()
 

@@ -18,6 +18,7 @@ def local_spark(app_name: str = "hudi-engine", cores: int | None = None, memory:
                .master(f"local[{cores or '*'}]")
                .config("spark.driver.memory", memory)
                .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
                .config("spark.sql.shuffle.partitions", str(max(4, 2 * (cores or os.cpu_count() or 2))))
                .config("spark.sql.execution.arrow.maxRecordsPerBatch", "50000")
                .config("spark.python.worker.reuse", "true"))

@@ -183,6 +183,7 @@ class _Write:
         elif parallelism > 0:
             prepared = prepared.repartition(parallelism)
         self._inflight(workload_profile({}, {}, self.operation))
+        _progress(f"bulk_insert {self.instant.timestamp}: writing new file groups (sort mode {mode})")
         return self._collect(prepared.mapInArrow(BulkInsert(self.ctx), STAT_SCHEMA))
 
     def _insert_overwrite(self, prepared: DataFrame):
@@ -198,6 +199,8 @@ class _Write:
             replaced[s.partition].append(s.file_id)
         buckets = plan_inserts(inserts, {}, self._avg_record_size(), self._sizing())
         self._inflight(workload_profile(inserts, {}, self.operation))
+        _progress(f"{self.operation} {self.instant.timestamp}: {sum(inserts.values())} records into "
+                  f"{len(buckets)} new file groups, replacing {len(replaced_slices)}")
         targets = {b.file_id: Target(b.partition, b.file_id, None, None) for b in buckets}
         assigned = self._assign_inserts(prepared, buckets)
         return self._merge_groups(assigned, targets), dict(replaced), {}
@@ -243,6 +246,10 @@ class _Write:
             slices = {s.file_id: s for s in self.latest}
             buckets = plan_inserts(dict(inserts), self._small_files(), self._avg_record_size(), self._sizing())
             self._inflight(workload_profile(dict(inserts), updates, self.operation))
+            new_groups = sum(1 for b in buckets if b.file_id not in slices)
+            _progress(f"{self.operation} {self.instant.timestamp}: {sum(inserts.values())} inserts into "
+                      f"{len(buckets)} file groups ({new_groups} new), {sum(updates.values())} "
+                      f"updates/deletes in {len(updates)} file groups; merging and writing")
             targets = {fid: _existing_target(slices[fid]) for _, fid in updates}
             for b in buckets:
                 targets.setdefault(b.file_id, _existing_target(slices[b.file_id]) if b.file_id in slices

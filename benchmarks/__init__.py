@@ -1,0 +1,1 @@
+"""Benchmarks of the Hudi engine against a same-run baseline (``make bench``; see ``run.py``)."""

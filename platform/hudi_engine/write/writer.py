@@ -14,7 +14,7 @@ from collections import defaultdict
 import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
+from pyspark.sql.pandas.types import to_arrow_schema
 
 from .. import config as C
 from ..config import HoodieConfig
@@ -102,7 +102,7 @@ class _Write:
                 "extraMetadata": {}, "version": 1})
         timeline.create_requested(self.instant, requested_content)
         try:
-            stats, replaced, profile = self._execute()
+            stats, replaced = self._execute()
             self._finalize(stats)
             meta = commit_metadata(stats, self.operation, self.schema_json, self.extra, replaced)
             inflight = self.instant.with_state(State.INFLIGHT)
@@ -157,18 +157,17 @@ class _Write:
         return pa.schema([fields[f.name] for f in current] +
                          [f for f in incoming if f.name not in {c.name for c in current}])
 
-    def _execute(self) -> tuple[list[dict], dict[str, list[str]] | None, dict]:
+    def _execute(self) -> tuple[list[dict], dict[str, list[str]] | None]:
         if self.operation == "delete_partition":
-            return [], self._delete_partitions(), {}
+            return [], self._delete_partitions()
         prepared = self.df.mapInArrow(
             Prepare(self.keygen, self.ordering, self.operation == "delete"),
             _with_internal_columns(self.df))
         if self.operation == "bulk_insert":
-            stats = self._bulk_insert(prepared)
-            return stats, None, {}
+            return self._bulk_insert(prepared), None
         if self.is_replace:
             return self._insert_overwrite(prepared)
-        return self._upsert(prepared), None, {}
+        return self._upsert(prepared), None
 
     # --- operations ------------------------------------------------------------------------------
     def _bulk_insert(self, prepared: DataFrame) -> list[dict]:
@@ -186,7 +185,7 @@ class _Write:
         _progress(f"bulk_insert {self.instant.timestamp}: writing new file groups (sort mode {mode})")
         return self._collect(prepared.mapInArrow(BulkInsert(self.ctx), STAT_SCHEMA))
 
-    def _insert_overwrite(self, prepared: DataFrame):
+    def _insert_overwrite(self, prepared: DataFrame) -> tuple[list[dict], dict[str, list[str]]]:
         prepared = self._dedup(prepared) if self._combine() else prepared
         counts = self._count_by(prepared, [PARTITION_PATH])
         inserts = {row[0]: row[1] for row in counts}
@@ -203,7 +202,7 @@ class _Write:
                   f"{len(buckets)} new file groups, replacing {len(replaced_slices)}")
         targets = {b.file_id: Target(b.partition, b.file_id, None, None) for b in buckets}
         assigned = self._assign_inserts(prepared, buckets)
-        return self._merge_groups(assigned, targets), dict(replaced), {}
+        return self._merge_groups(assigned, targets), dict(replaced)
 
     def _delete_partitions(self) -> dict[str, list[str]]:
         wanted = self.cfg.get_list(C.PARTITIONS_TO_DELETE)

@@ -74,6 +74,44 @@ def test_incompatible_schema_is_refused(spark, table_path):
     assert names(spark, table_path) == ["a"]
 
 
+def _descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    todo, tree = [pid], []
+    while todo:
+        current = todo.pop()
+        tree.append(current)
+        todo.extend(children.get(current, []))
+    return tree
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL a process and every descendant, as losing the machine would: Spark's Python
+    workers run in process groups of their own, so a group kill alone would spare them. The
+    tree is frozen first (SIGSTOP) until it stops growing, so no fork escapes the kill."""
+    frozen: set[int] = set()
+    while True:
+        tree = set(_descendants(pid))
+        if tree <= frozen:
+            break
+        for member in tree - frozen:
+            try:
+                os.kill(member, signal.SIGSTOP)
+            except ProcessLookupError:
+                pass
+        frozen |= tree
+    for member in frozen:
+        try:
+            os.kill(member, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 WRITER = textwrap.dedent("""
     import sys
     from hudi_engine import write
@@ -101,7 +139,7 @@ def test_killed_writer_leaves_last_commit_and_next_write_rolls_back(spark, table
             assert time.monotonic() < deadline, "the writer never got inflight"
             time.sleep(0.05)
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)
+        kill_tree(proc.pid)
         proc.wait()
     [failed] = HoodieTable.load(table_path).timeline.pending()
     # Readers see the last commit only, ours and hudi-rs.

@@ -1,0 +1,588 @@
+"""Copy-on-write write benchmark: Hudi ``bulk_insert`` and ``upsert`` against plain Spark parquet.
+
+    .venv/bin/python -m benchmarks.run                  # 1M and 5M rows (``make bench``)
+    .venv/bin/python -m benchmarks.run --rows 1000000   # one size
+    .venv/bin/python -m benchmarks.run --quick          # 200k rows, a smoke run
+
+For every row count N, in one SparkSession (``hudi_engine.spark.local_spark``, all cores):
+
+1. Spark generates N deterministic trip rows (``spark.range`` + expressions: a string uuid key, a
+   partition column with 10 values, a long ordering field ``ts`` and 8 more columns), caches and
+   counts them, so generation is never timed.
+2. ``parquet``: ``df.write.parquet`` of those rows, the baseline every ratio is against;
+   ``parquet partitioned``: the same with ``partitionBy(region)``, the file layout Hudi writes.
+3. ``bulk_insert``: the rows into a new COPY_ON_WRITE table.
+4. ``upsert``: 10% of the keys (ts + 1, ``status`` changed), all of them in 5 of the 10 partitions,
+   so the commit should rewrite exactly the file groups holding those keys and nothing else.
+
+Both Spark and Hudi write snappy (``spark.sql.parquet.compression.codec`` and
+``hoodie.parquet.compression.codec``). Every phase is checked after its clock stops (row counts,
+a checksum of ``ts``, the updated values, the commit's write stats), so a broken write fails the run
+instead of producing a fast number. While a phase runs, a thread samples VmRSS and CPU time of
+this process's whole tree (driver JVM, this Python, Spark's Python workers) every 0.2 s.
+
+Results go to stdout and to ``benchmarks/RESULTS.md`` (overwritten); temp tables are deleted.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import glob
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
+DEFAULT_ROWS = (1_000_000, 5_000_000)
+QUICK_ROWS = 200_000
+WARMUP_ROWS = 20_000
+CODEC = "snappy"
+DRIVER_MEMORY = "6g"
+SAMPLE_SECONDS = 0.2
+TS0 = 1_700_000_000_000          # ts is epoch millis from here on
+REGIONS = ["amsterdam", "berlin", "chennai", "dublin", "lisbon",
+           "nairobi", "osaka", "san_francisco", "sao_paulo", "toronto"]
+UPDATED_REGIONS = REGIONS[:5]    # the upsert touches these partitions only ...
+UPDATE_SHARE = 5                 # ... and one key in 5 there: 10% of all keys
+NEW_STATUS = "amended"           # the changed column's new value (never generated otherwise)
+
+HUDI_OPTIONS = {
+    "hoodie.table.name": "bench_trips",
+    "hoodie.datasource.write.recordkey.field": "uuid",
+    "hoodie.datasource.write.partitionpath.field": "region",
+    "hoodie.datasource.write.precombine.field": "ts",
+    "hoodie.datasource.write.table.type": "COPY_ON_WRITE",
+    "hoodie.parquet.compression.codec": CODEC,
+}
+SCHEMA_DOC = ("uuid string (record key), ts long (ordering field), region string (partition path, "
+              "10 values), rider string, fare double, tip double, distance_km double, "
+              "passengers int, rating int, status string, event_time timestamp")
+
+
+class BenchError(AssertionError):
+    """A write produced something other than what it was given."""
+
+
+def check(ok: bool, what: str) -> None:
+    if not ok:
+        raise BenchError(what)
+
+
+# --- process-tree sampling (stdlib only) -----------------------------------------------------------
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:          # the process ended between listing and reading
+        return None
+
+
+def _proc_stats() -> dict[int, tuple[int, str, int]]:
+    """pid -> (ppid, comm, utime + stime in ticks) for every process on the machine."""
+    out = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        text = _read(f"/proc/{name}/stat")
+        if not text:
+            continue
+        close = text.rfind(")")
+        comm = text[text.find("(") + 1:close]
+        rest = text[close + 2:].split()
+        out[int(name)] = (int(rest[1]), comm, int(rest[11]) + int(rest[12]))
+    return out
+
+
+def _vm_rss_kib(pid: int) -> int:
+    text = _read(f"/proc/{pid}/status") or ""
+    for line in text.splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def _system_busy_ticks() -> int:
+    fields = [int(x) for x in (_read("/proc/stat") or "cpu 0").splitlines()[0].split()[1:]]
+    # user nice system idle iowait irq softirq steal: everything but idle and iowait is busy
+    return sum(fields) - sum(fields[3:5])
+
+
+def _kind(pid: int, comm: str, root: int) -> str:
+    if pid == root:
+        return "driver_py"
+    if comm == "java":
+        return "jvm"
+    if comm.startswith("python"):
+        return "py_workers"
+    return "other"
+
+
+class TreeSampler(threading.Thread):
+    """Samples VmRSS (summed over the tree) and per-process CPU time of this process's descendants.
+
+    RSS of forked Python workers counts pages they share with their daemon once per process, as
+    VmRSS does; the sum is what the machine must have, give or take those shared pages."""
+
+    def __init__(self, interval: float = SAMPLE_SECONDS):
+        super().__init__(daemon=True)
+        self.root, self.interval = os.getpid(), interval
+        self._halt = threading.Event()
+        self.peak_total = 0
+        self.peak_split: dict[str, int] = {}
+        self.samples = 0
+        self._cpu_start: dict[int, int] = {}
+        self._cpu_last: dict[int, tuple[str, int]] = {}
+        self._sys_start = self._sys_end = 0
+        self._sample(first=True)
+
+    def _tree(self, procs: dict[int, tuple[int, str, int]]) -> list[int]:
+        children: dict[int, list[int]] = {}
+        for pid, (ppid, _, _) in procs.items():
+            children.setdefault(ppid, []).append(pid)
+        tree, stack = [], [self.root]
+        while stack:
+            pid = stack.pop()
+            tree.append(pid)
+            stack.extend(children.get(pid, ()))
+        return tree
+
+    def _sample(self, first: bool = False) -> None:
+        procs = _proc_stats()
+        split: dict[str, int] = {}
+        for pid in self._tree(procs):
+            _, comm, cpu = procs[pid]
+            kind = _kind(pid, comm, self.root)
+            split[kind] = split.get(kind, 0) + _vm_rss_kib(pid)
+            if first:
+                self._cpu_start[pid] = cpu
+            self._cpu_last[pid] = (kind, cpu)   # kept after the process ends
+        total = sum(split.values())
+        if total > self.peak_total:
+            self.peak_total, self.peak_split = total, split
+        self.samples += 1
+        if first:
+            self._sys_start = _system_busy_ticks()
+
+    def run(self) -> None:
+        while not self._halt.wait(self.interval):
+            self._sample()
+
+    def finish(self) -> None:
+        self._halt.set()
+        self.join()
+        self._sample()
+        self._sys_end = _system_busy_ticks()
+
+    def cpu_seconds(self) -> dict[str, float]:
+        by_kind: dict[str, float] = {}
+        for pid, (kind, cpu) in self._cpu_last.items():
+            by_kind[kind] = by_kind.get(kind, 0.0) + (cpu - self._cpu_start.get(pid, 0)) / _TICK
+        return by_kind
+
+    def other_cpu_seconds(self) -> float:
+        """CPU seconds the rest of the machine used meanwhile (other sessions, tests...)."""
+        ours = sum(self.cpu_seconds().values())
+        return max(0.0, (self._sys_end - self._sys_start) / _TICK - ours)
+
+
+@dataclass
+class Phase:
+    name: str
+    rows: int
+    seconds: float = 0.0
+    load_before: str = ""
+    peak_mib: float = 0.0
+    peak_split_mib: dict = field(default_factory=dict)
+    cpu: dict = field(default_factory=dict)
+    other_cores: float = 0.0
+    notes: list = field(default_factory=list)
+
+    @property
+    def rows_per_s(self) -> float:
+        return self.rows / self.seconds if self.seconds else 0.0
+
+
+def timed(name: str, rows: int, action) -> tuple[Phase, object]:
+    """Run ``action()`` once under the sampler and the clock; nothing else is timed."""
+    phase = Phase(name, rows, load_before=_loadavg())
+    sampler = TreeSampler()
+    sampler.start()
+    t0 = time.perf_counter()
+    try:
+        result = action()
+    finally:
+        phase.seconds = time.perf_counter() - t0
+        sampler.finish()
+    phase.peak_mib = sampler.peak_total / 1024
+    phase.peak_split_mib = {k: v / 1024 for k, v in sampler.peak_split.items()}
+    phase.cpu = sampler.cpu_seconds()
+    phase.other_cores = sampler.other_cpu_seconds() / phase.seconds if phase.seconds else 0.0
+    _log(f"  {name}: {phase.seconds:.2f} s, {phase.rows_per_s:,.0f} rows/s, peak RSS "
+         f"{phase.peak_mib:,.0f} MiB, load before {phase.load_before}")
+    return phase, result
+
+
+def _loadavg() -> str:
+    return " ".join((_read("/proc/loadavg") or "? ? ?").split()[:3])
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+# --- data ------------------------------------------------------------------------------------------
+def source_frame(spark, n: int, partitions: int):
+    """N trips, deterministic: every value is a function of the row's id."""
+    from pyspark.sql import functions as F
+
+    i = F.col("id")
+
+    def h(salt: str, mod: int):
+        return F.pmod(F.xxhash64(i, F.lit(salt)), F.lit(mod))
+
+    md5 = F.md5(i.cast("string"))
+    uuid = F.concat_ws("-", *[F.substring(md5, start, length)
+                              for start, length in ((1, 8), (9, 4), (13, 4), (17, 4), (21, 12))])
+    ts = F.lit(TS0) + i * 1000 + h("ts", 1000)
+    fare = F.round(F.lit(2.5) + h("fare", 20000) / 100.0, 2)
+    return (spark.range(0, n, 1, partitions)
+            .select(uuid.alias("uuid"),
+                    ts.alias("ts"),
+                    F.element_at(F.array(*[F.lit(r) for r in REGIONS]),
+                                 (h("region", len(REGIONS)) + 1).cast("int")).alias("region"),
+                    F.concat(F.lit("rider-"), F.lpad(h("rider", 100000).cast("string"), 6, "0"))
+                    .alias("rider"),
+                    fare.alias("fare"),
+                    F.round(fare * h("tip", 30) / 100.0, 2).alias("tip"),
+                    F.round(F.lit(0.5) + h("km", 40000) / 1000.0, 3).alias("distance_km"),
+                    (h("pax", 4) + 1).cast("int").alias("passengers"),
+                    (h("rating", 50) + 1).cast("int").alias("rating"),
+                    F.element_at(F.array(*[F.lit(s) for s in
+                                           ("completed", "completed", "completed", "cancelled", "no_show")]),
+                                 (h("status", 5) + 1).cast("int")).alias("status"),
+                    F.timestamp_millis(ts).alias("event_time")))
+
+
+def update_condition():
+    from pyspark.sql import functions as F
+
+    return (F.col("region").isin(UPDATED_REGIONS)
+            & (F.pmod(F.xxhash64(F.col("uuid"), F.lit("upd")), F.lit(UPDATE_SHARE)) == 0))
+
+
+def updates_frame(source):
+    from pyspark.sql import functions as F
+
+    return (source.filter(update_condition())
+            .withColumn("ts", F.col("ts") + 1)
+            .withColumn("status", F.lit(NEW_STATUS)))
+
+
+def checksum(df) -> tuple[int, int, int]:
+    """(rows, sum of ts - TS0, rows with the new status) in one pass."""
+    from pyspark.sql import functions as F
+
+    row = df.agg(F.count(F.lit(1)), F.sum(F.col("ts") - F.lit(TS0)),
+                 F.sum((F.col("status") == NEW_STATUS).cast("long"))).first()
+    return int(row[0]), int(row[1] or 0), int(row[2] or 0)
+
+
+# --- Hudi commit metadata --------------------------------------------------------------------------
+def commit_stats(table_path: str, instant: str) -> list[dict]:
+    files = glob.glob(os.path.join(table_path, ".hoodie", f"{instant}.commit"))
+    check(len(files) == 1, f"no completed .hoodie/{instant}.commit in {table_path}")
+    with open(files[0]) as f:
+        meta = json.load(f)
+    return [s for stats in meta["partitionToWriteStats"].values() for s in stats]
+
+
+def file_id_of(file_name_col):
+    from pyspark.sql import functions as F
+
+    return F.substring_index(file_name_col, "_", 1)
+
+
+# --- one row count ---------------------------------------------------------------------------------
+def bench_rows(spark, n: int, partitions: int, workdir: str, log=True) -> tuple[list[Phase], dict]:
+    from hudi_engine import read, write
+    from pyspark.sql import functions as F
+
+    say = _log if log else (lambda _m: None)
+    say(f"== {n:,} rows: generating (untimed)")
+    source = source_frame(spark, n, partitions).cache()
+    check(source.count() == n, "the generated frame lost rows")
+    rows, ts_sum, amended = checksum(source)
+    check((rows, amended) == (n, 0), f"generated checksum {rows, amended}")
+    updates = updates_frame(source).cache()
+    n_updates = updates.count()
+    facts: dict = {"updates": n_updates}
+    phases: list[Phase] = []
+
+    def run(name: str, rows_: int, action) -> None:
+        if log:
+            phases.append(timed(name, rows_, action)[0])
+        else:
+            action()
+
+    try:
+        plain = os.path.join(workdir, f"parquet_{n}")
+        run("parquet", n, lambda: source.write.mode("overwrite").parquet(plain))
+        check(spark.read.parquet(plain).count() == n, "parquet baseline: wrong row count")
+        shutil.rmtree(plain)
+
+        parted = os.path.join(workdir, f"parquet_part_{n}")
+        run("parquet partitioned", n,
+            lambda: source.write.mode("overwrite").partitionBy("region").parquet(parted))
+        check(spark.read.parquet(parted).count() == n, "partitioned parquet baseline: wrong row count")
+        shutil.rmtree(parted)
+
+        table = os.path.join(workdir, f"hudi_{n}")
+        opts = dict(HUDI_OPTIONS)
+        box: dict = {}
+        run("bulk_insert", n, lambda: box.__setitem__(
+            "bulk", write(source, table, {**opts, "hoodie.datasource.write.operation": "bulk_insert"})))
+        bulk_stats = commit_stats(table, box["bulk"])
+        check(sum(s["numWrites"] for s in bulk_stats) == n, "bulk_insert commit: numWrites != rows")
+        snapshot = read(spark, table)
+        got = checksum(snapshot)
+        check(got == (n, ts_sum, 0), f"bulk_insert read back {got}, expected {(n, ts_sum, 0)}")
+        bad_keys = snapshot.filter(F.col("_hoodie_record_key") != F.col("uuid")).count()
+        check(bad_keys == 0, f"bulk_insert: {bad_keys} rows whose _hoodie_record_key is not uuid")
+        all_groups = {(s["partitionPath"], s["fileId"]) for s in bulk_stats}
+        touched = {(r[0], r[1]) for r in snapshot.filter(update_condition())
+                   .select("_hoodie_partition_path", file_id_of(F.col("_hoodie_file_name")))
+                   .distinct().collect()}
+        facts.update(bulk_files=len(bulk_stats), file_groups=len(all_groups), touched=len(touched),
+                     bulk_bytes=sum(s["fileSizeInBytes"] for s in bulk_stats))
+
+        run("upsert 10%", n_updates, lambda: box.__setitem__(
+            "upsert", write(updates, table, {**opts, "hoodie.datasource.write.operation": "upsert"})))
+        up_stats = commit_stats(table, box["upsert"])
+        rewritten = {(s["partitionPath"], s["fileId"]) for s in up_stats}
+        facts.update(rewritten=len(rewritten),
+                     rewritten_rows=sum(s["numWrites"] for s in up_stats),
+                     rewritten_bytes=sum(s["fileSizeInBytes"] for s in up_stats),
+                     partitions_rewritten=len({p for p, _ in rewritten}))
+        check(sum(s["numUpdateWrites"] for s in up_stats) == n_updates,
+              f"upsert commit: numUpdateWrites {sum(s['numUpdateWrites'] for s in up_stats)} != {n_updates}")
+        check(sum(s["numInserts"] for s in up_stats) == 0, "upsert commit: inserted rows")
+        check(rewritten == touched, f"upsert rewrote {len(rewritten)} file groups, "
+              f"{len(rewritten - touched)} of them untouched; touched {len(touched)}")
+        after = checksum(read(spark, table))
+        want = (n, ts_sum + n_updates, n_updates)
+        check(after == want, f"after upsert read back {after}, expected {want}")
+        shutil.rmtree(table)
+        return phases, facts
+    finally:
+        source.unpersist()
+        updates.unpersist()
+
+
+# --- report ----------------------------------------------------------------------------------------
+def machine() -> dict:
+    cpuinfo = _read("/proc/cpuinfo") or ""
+    model = next((l.split(":", 1)[1].strip() for l in cpuinfo.splitlines()
+                  if l.startswith("model name")), platform.processor() or "?")
+    mem_kib = next((int(l.split()[1]) for l in (_read("/proc/meminfo") or "").splitlines()
+                    if l.startswith("MemTotal:")), 0)
+    try:
+        java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()[0]
+    except (OSError, IndexError):
+        java = "?"
+    import pyarrow
+    import pyspark
+
+    return {"nproc": os.cpu_count(), "memory": f"{mem_kib / 1024 / 1024:.1f} GiB", "cpu": model,
+            "os": f"{platform.system()} {platform.release()}",
+            "python": platform.python_version(), "pyspark": pyspark.__version__,
+            "pyarrow": pyarrow.__version__, "java": java}
+
+
+def _git() -> str:
+    try:
+        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True).stdout.strip()
+        return head + (" (with uncommitted changes)" if dirty else "")
+    except OSError:
+        return "?"
+
+
+def _mib_split(p: Phase) -> str:
+    s = p.peak_split_mib
+    return (f"{s.get('jvm', 0):,.0f} / {s.get('driver_py', 0):,.0f} / {s.get('py_workers', 0):,.0f}")
+
+
+def _cpu_split(p: Phase) -> str:
+    return f"{p.cpu.get('jvm', 0):.1f} / {p.cpu.get('py_workers', 0) + p.cpu.get('driver_py', 0):.1f}"
+
+
+def summary_lines(n: int, phases: list[Phase], facts: dict) -> list[str]:
+    base = next(p for p in phases if p.name == "parquet")
+    lines = [f"N = {n:,} rows ({facts.get('updates', 0):,} upserted), codec {CODEC} for Spark and Hudi"]
+    for p in phases:
+        ratio = p.seconds / base.seconds
+        lines.append(f"  {p.name:<20} {p.seconds:8.2f} s {p.rows_per_s:>12,.0f} rows/s  "
+                     f"{ratio:5.2f}x parquet  peak RSS {p.peak_mib:>6,.0f} MiB "
+                     f"(jvm/driver/workers {_mib_split(p)})  cpu s jvm/py {_cpu_split(p)}  "
+                     f"load before {p.load_before}, other procs {p.other_cores:.2f} cores")
+    if "rewritten" in facts:
+        lines.append(f"  upsert rewrote {facts['rewritten']} of {facts['file_groups']} base files "
+                     f"(file groups holding updated keys: {facts['touched']}; "
+                     f"{facts['rewritten_rows']:,} rows rewritten to update {facts['updates']:,})")
+    return lines
+
+
+def write_results(path: Path, command: str, started: dt.datetime, info: dict, partitions: int,
+                  results: list[tuple[int, list[Phase], dict]], errors: list[str]) -> None:
+    busy = [p for _, phases, _ in results for p in phases
+            if p.other_cores >= 0.25 or float(p.load_before.split()[0]) >= 0.75 * (info["nproc"] or 1)]
+    out = [
+        "# COW write benchmark",
+        "",
+        "Hudi copy-on-write `bulk_insert` and `upsert` through `hudi_engine.write`, against Spark's own",
+        "`df.write.parquet` of the same cached rows in the same SparkSession. Produced by",
+        "`benchmarks/run.py` (`make bench`); this file is overwritten by every run.",
+        "",
+        f"- **Command:** `{command}`",
+        f"- **Date:** {started.strftime('%Y-%m-%d %H:%M:%S %Z').strip()} (took "
+        f"{(dt.datetime.now(dt.timezone.utc) - started).total_seconds() / 60:.1f} min)",
+        f"- **Code:** git {_git()}",
+        f"- **Machine:** {info['nproc']} CPUs ({info['cpu']}), {info['memory']} RAM, {info['os']}",
+        f"- **Software:** Python {info['python']}, pyspark {info['pyspark']}, pyarrow {info['pyarrow']}, "
+        f"{info['java']}",
+        f"- **Spark:** `local_spark(cores=all, memory=\"{DRIVER_MEMORY}\")` (local[*], "
+        f"{info['nproc']} cores), input cached in {partitions} partitions, "
+        "`spark.sql.execution.arrow.maxRecordsPerBatch=50000`",
+        f"- **Codec:** {CODEC} for both (`spark.sql.parquet.compression.codec={CODEC}`, "
+        f"`hoodie.parquet.compression.codec={CODEC}`)",
+        f"- **Schema:** {SCHEMA_DOC}; generated by Spark from `spark.range` (deterministic), cached "
+        "and counted before any clock starts",
+        "- **Hudi options:** record key `uuid`, partition path `region`, precombine `ts`, "
+        "COPY_ON_WRITE, every other option at its default (bulk insert sort mode NONE, "
+        "max file size 120 MiB, bloom filter DYNAMIC_V0)",
+        f"- **Upsert:** {100 * len(UPDATED_REGIONS) / len(REGIONS) / UPDATE_SHARE:g}% of the keys: one key in {UPDATE_SHARE} of the "
+        f"{len(UPDATED_REGIONS)} partitions {', '.join(UPDATED_REGIONS)}; `ts + 1` and "
+        f"`status = '{NEW_STATUS}'`",
+        "",
+        "Each phase is timed once, wall clock, after an untimed warm-up of every phase on "
+        f"{WARMUP_ROWS:,} rows. Checked after the clock stops: row count and sum of `ts` read back "
+        "(`hudi_engine.read`), `_hoodie_record_key = uuid`, the upserted rows' new `ts` and `status`, "
+        "and the upsert commit's write stats (updates = upserted rows, no inserts, rewritten file "
+        "groups = file groups holding an updated key).",
+        "",
+        "## Results",
+        "",
+        "| rows | phase | seconds | rows/s | vs parquet | peak RSS MiB | of which JVM / driver py / "
+        "py workers | CPU s JVM / py | load avg before | other procs (cores) |",
+        "|---:|---|---:|---:|---:|---:|---|---|---|---:|",
+    ]
+    for n, phases, facts in results:
+        base = next((p for p in phases if p.name == "parquet"), None)
+        for p in phases:
+            ratio = f"{p.seconds / base.seconds:.2f}x" if base else "-"
+            out.append(f"| {n:,} | {p.name} | {p.seconds:.2f} | {p.rows_per_s:,.0f} | {ratio} | "
+                       f"{p.peak_mib:,.0f} | {_mib_split(p)} | {_cpu_split(p)} | {p.load_before} | "
+                       f"{p.other_cores:.2f} |")
+    out += ["", "rows/s of the upsert counts the upserted rows (10% of N); its ratio is its wall time "
+            "over the parquet write of all N rows.", "", "## Upsert file groups", "",
+            "| rows | base files after bulk_insert | file groups holding updated keys | rewritten by "
+            "upsert | partitions rewritten | rows rewritten | bytes rewritten |",
+            "|---:|---:|---:|---:|---:|---:|---:|"]
+    for n, _, facts in results:
+        if "rewritten" in facts:
+            out.append(f"| {n:,} | {facts['file_groups']} | {facts['touched']} | {facts['rewritten']} | "
+                       f"{facts['partitions_rewritten']} of {len(REGIONS)} | {facts['rewritten_rows']:,} | "
+                       f"{facts['rewritten_bytes'] / 2**20:,.0f} MiB |")
+    out += ["", "## Notes", "",
+            "- Peak RSS is the largest sum of VmRSS over this process's tree (driver JVM, the Python "
+            f"driver, Spark's Python daemon and workers), sampled every {SAMPLE_SECONDS} s during the "
+            "phase. The JVM does not give heap back, and reused Python workers keep theirs, so a phase's "
+            "peak includes what earlier phases grew to; the cached input sits in the JVM throughout.",
+            "- CPU s: CPU time of the JVM and of the Python processes (workers and driver) during the "
+            "phase. *other procs*: average cores used by processes outside the benchmark during the "
+            "phase (`/proc/stat` busy time minus ours); with 2 CPUs, anything well above 0 slowed "
+            "the phase."]
+    if busy:
+        out.append(f"- **The machine was busy** (other sessions were running tests) during "
+                   f"{len(busy)} of {sum(len(ph) for _, ph, _ in results)} phases: see the load "
+                   "average and other-procs columns; treat those numbers as upper bounds.")
+    else:
+        out.append("- The machine was otherwise idle during the run.")
+    if errors:
+        out += ["", "## Failures", ""] + [f"- {e}" for e in errors]
+    path.write_text("\n".join(out) + "\n")
+
+
+# --- main ------------------------------------------------------------------------------------------
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n")[0])
+    parser.add_argument("--rows", type=int, action="append",
+                        help=f"rows to write (repeatable); default {' and '.join(f'{n:,}' for n in DEFAULT_ROWS)}")
+    parser.add_argument("--quick", action="store_true", help=f"{QUICK_ROWS:,} rows only, a smoke run")
+    parser.add_argument("--partitions", type=int, default=0,
+                        help="Spark partitions of the cached input (default: 2 x cores)")
+    parser.add_argument("--workdir", help="where temp tables go (default: a new temp dir, deleted after)")
+    parser.add_argument("--results", default=str(RESULTS), help="results file to overwrite")
+    parser.add_argument("--no-results", action="store_true", help="do not write the results file")
+    args = parser.parse_args(argv)
+    sizes = [QUICK_ROWS] if args.quick else (args.rows or list(DEFAULT_ROWS))
+    command = " ".join([".venv/bin/python -m benchmarks.run", *(argv if argv is not None else sys.argv[1:])])
+    started = dt.datetime.now(dt.timezone.utc).astimezone()
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+    from hudi_engine.spark import local_spark
+
+    info = machine()
+    partitions = args.partitions or 2 * (os.cpu_count() or 2)
+    workdir = args.workdir or tempfile.mkdtemp(prefix="hudi-bench-")
+    os.makedirs(workdir, exist_ok=True)
+    _log(f"machine: {info['nproc']} CPUs {info['cpu']}, {info['memory']}; load {_loadavg()}; "
+         f"workdir {workdir}")
+    _log(f"codec: {CODEC} for both spark.sql.parquet.compression.codec and hoodie.parquet.compression.codec")
+    spark = local_spark("hudi-cow-bench", memory=DRIVER_MEMORY,
+                        extra_conf={"spark.sql.parquet.compression.codec": CODEC})
+    results: list[tuple[int, list[Phase], dict]] = []
+    errors: list[str] = []
+    try:
+        _log(f"== warm-up on {WARMUP_ROWS:,} rows (untimed)")
+        bench_rows(spark, WARMUP_ROWS, partitions, os.path.join(workdir, "warmup"), log=False)
+        for n in sizes:
+            try:
+                phases, facts = bench_rows(spark, n, partitions, workdir)
+                results.append((n, phases, facts))
+                print("\n".join(summary_lines(n, phases, facts)), flush=True)
+            except Exception as exc:   # record it, still report the other sizes
+                traceback.print_exc()
+                errors.append(f"{n:,} rows: {type(exc).__name__}: {str(exc).splitlines()[0][:500]}")
+    finally:
+        spark.stop()
+        if not args.workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+        else:
+            for name in os.listdir(workdir):
+                shutil.rmtree(os.path.join(workdir, name), ignore_errors=True)
+    if not args.no_results:
+        write_results(Path(args.results), command, started, info, partitions, results, errors)
+        _log(f"wrote {args.results}")
+    for e in errors:
+        print(f"FAILED {e}", file=sys.stderr)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -40,6 +40,7 @@ def test_table_creation_files(spark, table_path):
     assert props["hoodie.table.precombine.field"] == "ts"
     assert props["hoodie.table.keygenerator.class"] == "org.apache.hudi.keygen.SimpleKeyGenerator"
     assert props["hoodie.table.checksum"]
+    assert not [k for k in props if k.startswith("hoodie.keygen.")], "timestamp keygen settings leaked"
     assert json.loads(props["hoodie.table.create.schema"])["name"] == "fruit_record"
     meta = read_properties_text((base / "eu/.hoodie_partition_metadata").read_text())
     assert meta == {"commitTime": instant, "partitionDepth": "1"}
@@ -159,7 +160,15 @@ def test_timestamp_based_partitions(spark, table_path):
         "hoodie.datasource.write.operation": "insert"})
     [r] = read(spark, table_path).collect()
     assert r["_hoodie_partition_path"] == "2023/11/14"
-    assert rows(hudi_rs_read(table_path), ["id"]) == [("a",)]
+    props = read_properties_text((Path(table_path) / ".hoodie/hoodie.properties").read_text())
+    assert props["hoodie.keygen.timebased.timestamp.type"] == "UNIX_TIMESTAMP"
+    assert props["hoodie.keygen.timebased.output.dateformat"] == "yyyy/MM/dd"
+    # A later write needs no keygen options: the table remembers them.
+    write(spark.createDataFrame([("b", 1700100000)], "id string, event_ts long"), table_path,
+          {"hoodie.datasource.write.operation": "upsert"})
+    assert sorted(r["_hoodie_partition_path"] for r in read(spark, table_path).collect()) == [
+        "2023/11/14", "2023/11/16"]
+    assert rows(hudi_rs_read(table_path), ["id"]) == [("a",), ("b",)]
 
 
 def test_schema_evolution_adds_a_column(spark, table_path):

@@ -20,9 +20,11 @@ EVENT_TIME_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
 _PERSISTED = (C.TABLE_NAME, C.DATABASE_NAME, C.TABLE_TYPE, C.RECORDKEY_FIELDS, C.PARTITION_FIELDS,
               C.PRECOMBINE_FIELD, C.HIVE_STYLE_PARTITIONING, C.URL_ENCODE_PARTITIONING,
               C.DROP_PARTITION_COLUMNS, C.POPULATE_META_FIELDS, C.BASE_FILE_FORMAT, C.TIMELINE_TIMEZONE,
-              C.ARCHIVELOG_FOLDER, C.PARTITION_METAFILE_USE_BASE_FORMAT, C.CDC_ENABLED,
-              C.TIMESTAMP_TYPE, C.TIMESTAMP_INPUT_DATE_FORMAT, C.TIMESTAMP_OUTPUT_DATE_FORMAT,
-              C.TIMESTAMP_TIMEZONE, C.TIMESTAMP_INPUT_TIMEZONE, C.TIMESTAMP_OUTPUT_TIMEZONE)
+              C.ARCHIVELOG_FOLDER, C.PARTITION_METAFILE_USE_BASE_FORMAT, C.CDC_ENABLED)
+# Key generator settings other engines need to rebuild keys: persisted only when the write set them.
+_PERSISTED_IF_SET = (C.TIMESTAMP_TYPE, C.TIMESTAMP_INPUT_DATE_FORMAT, C.TIMESTAMP_OUTPUT_DATE_FORMAT,
+                     C.TIMESTAMP_TIMEZONE, C.TIMESTAMP_INPUT_TIMEZONE, C.TIMESTAMP_OUTPUT_TIMEZONE,
+                     C.TIMESTAMP_SCALAR_UNIT, C.COMPLEX_KEYGEN_ENCODING)
 # Keys that define what a record is: a write that disagrees with the table is refused.
 _IDENTITY = (C.RECORDKEY_FIELDS, C.PARTITION_FIELDS, C.TABLE_TYPE, C.HIVE_STYLE_PARTITIONING)
 
@@ -58,7 +60,7 @@ class HoodieTable:
     def create(cls, base_path: str, options: HoodieConfig, keygen_class: str,
                create_schema: str) -> "HoodieTable":
         props: dict[str, str] = {}
-        for prop in _PERSISTED:
+        for prop in _PERSISTED + tuple(p for p in _PERSISTED_IF_SET if options.contains(p)):
             value = options.get_str(prop)
             if value not in (None, ""):
                 props[prop.key] = value

@@ -31,6 +31,7 @@ from .commit import commit_metadata, totals, workload_profile
 from .merge import OP_COLUMN, MergeSpec
 from .planner import SizingPolicy, SmallFile, Target, average_record_size, plan_inserts
 from .rollback import TEMP_DIR, rollback, rollback_failed_writes
+from .spark_jobs import cancel_and_wait, job_group
 from .tasks import KEY_HASH, STAT_SCHEMA, TARGET, BulkInsert, Prepare, WriteFileGroup
 
 REPLACE_OPERATIONS = ("insert_overwrite", "insert_overwrite_table", "delete_partition")
@@ -102,7 +103,8 @@ class _Write:
                 "extraMetadata": {}, "version": 1})
         timeline.create_requested(self.instant, requested_content)
         try:
-            stats, replaced = self._execute()
+            with job_group(self.spark, self._job_group, f"hudi {self.operation} {self.instant.timestamp}"):
+                stats, replaced = self._execute()
             self._finalize(stats)
             meta = commit_metadata(stats, self.operation, self.schema_json, self.extra, replaced)
             inflight = self.instant.with_state(State.INFLIGHT)
@@ -115,9 +117,17 @@ class _Write:
                   f"{sum(s['numWrites'] for s in stats)} records in {len(stats)} files")
         return self.instant.timestamp
 
+    @property
+    def _job_group(self) -> str:
+        return f"hudi-write-{self.table.name}-{self.instant.timestamp}"
+
     def _abort(self) -> None:
         """Roll the failed instant back now; if even that fails the next writer will."""
         try:
+            if not cancel_and_wait(self.spark, self._job_group):
+                _progress(f"tasks of {self.instant.timestamp} are still running; leaving its rollback "
+                          "to the next write")
+                return
             table = self.table.reload()
             pending = table.timeline.get(self.instant.timestamp)
             if pending is not None and not pending.is_completed:

@@ -49,13 +49,13 @@ def deduplicate(incoming: pa.Table, spec: MergeSpec) -> pa.Table:
     if n <= 1 or not spec.dedup:
         return incoming
     arrival = pa.array(np.arange(n, dtype=np.int64))
-    sort_keys = [(RECORD_KEY, "ascending")]
+    sort_keys = [(RECORD_KEY, "ascending", "at_start")]
     columns = {RECORD_KEY: incoming[RECORD_KEY], "__arrival": arrival}
     if spec.ordering_field:
         columns["__ordering"] = incoming[spec.ordering_field]
-        sort_keys.append(("__ordering", "ascending"))
-    sort_keys.append(("__arrival", "ascending"))
-    order = pc.sort_indices(pa.table(columns), sort_keys=sort_keys, null_placement="at_start")
+        sort_keys.append(("__ordering", "ascending", "at_start"))
+    sort_keys.append(("__arrival", "ascending", "at_start"))
+    order = pc.sort_indices(pa.table(columns), sort_keys=sort_keys)
     keys = incoming[RECORD_KEY].take(order).to_numpy(zero_copy_only=False)
     last_of_run = np.ones(n, dtype=bool)
     last_of_run[:-1] = keys[:-1] != keys[1:]

@@ -106,10 +106,10 @@ class BaseFileWriter:
             seq = np.arange(self._seq, self._seq + n)
             self._seq += n
             prefix = f"{self.ctx.instant}_{task_partition}_"
-            rows = _set(rows, COMMIT_TIME, _repeat(self.ctx.instant, n))
+            rows = _set(rows, COMMIT_TIME, repeat_string(self.ctx.instant, n))
             rows = _set(rows, COMMIT_SEQNO, pc.binary_join_element_wise(
                 prefix, pa.array(seq).cast(pa.string()), ""))
-        rows = _set(rows, FILE_NAME, _repeat(self.file_name, n))
+        rows = _set(rows, FILE_NAME, repeat_string(self.file_name, n))
         rows = conform(rows, self.ctx.file_schema)
         keys = rows[RECORD_KEY]
         self._bloom.add_keys(keys)
@@ -171,7 +171,7 @@ def _set(table: pa.Table, name: str, values: pa.Array) -> pa.Table:
     return table.set_column(i, pa.field(name, pa.string()), values)
 
 
-def _repeat(value: str, n: int) -> pa.Array:
+def repeat_string(value: str, n: int) -> pa.Array:
     return pc.fill_null(pa.nulls(n, pa.string()), value)
 
 

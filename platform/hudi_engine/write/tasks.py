@@ -17,7 +17,7 @@ from .. import config as C
 from ..errors import HoodieValidationError
 from ..file_group.naming import new_file_id, write_token
 from ..keygen import KeyGenerator
-from .base_file import PARTITION_PATH, RECORD_KEY, BaseFileWriter, WriteContext, conform
+from .base_file import PARTITION_PATH, RECORD_KEY, BaseFileWriter, WriteContext, conform, repeat_string
 from .merge import OP_COLUMN, MergeSpec, merge
 from .planner import Target
 
@@ -62,8 +62,7 @@ class Prepare:
             keys = self.keygen.record_keys(batch)
             paths = self.keygen.partition_paths(batch)
             out = batch.append_column(RECORD_KEY, keys).append_column(PARTITION_PATH, paths)
-            yield out.append_column(OP_COLUMN, pa.array(
-                np.full(batch.num_rows, "D" if self.delete_op else "U", dtype=object), pa.string()))
+            yield out.append_column(OP_COLUMN, repeat_string("D" if self.delete_op else "U", batch.num_rows))
 
 
 def _describe(batch: pa.RecordBatch, row: int) -> str:
@@ -100,10 +99,14 @@ class WriteFileGroup:
 @dataclass(frozen=True)
 class BulkInsert:
     """Write a task's records straight into new file groups, one open file per partition path,
-    rolling over at the max file size; no lookup, no merge (Hudi's bulk_insert)."""
+    rolling over at the max file size; no lookup, no merge (Hudi's bulk_insert). With ``prepare``
+    it takes the user's rows and makes their keys itself."""
     ctx: WriteContext
+    prepare: Prepare | None = None
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        if self.prepare is not None:
+            batches = self.prepare(batches)
         task_partition, token = _task()
         max_size = self.ctx.config.get(C.PARQUET_MAX_FILE_SIZE)
         writers: dict[str, BaseFileWriter] = {}

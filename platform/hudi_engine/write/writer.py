@@ -170,29 +170,33 @@ class _Write:
     def _execute(self) -> tuple[list[dict], dict[str, list[str]] | None]:
         if self.operation == "delete_partition":
             return [], self._delete_partitions()
-        prepared = self.df.mapInArrow(
-            Prepare(self.keygen, self.ordering, self.operation == "delete"),
-            _with_internal_columns(self.df))
+        prepare = Prepare(self.keygen, self.ordering, self.operation == "delete")
         if self.operation == "bulk_insert":
-            return self._bulk_insert(prepared), None
+            return self._bulk_insert(prepare), None
+        prepared = self.df.mapInArrow(prepare, _with_internal_columns(self.df))
         if self.is_replace:
             return self._insert_overwrite(prepared)
         return self._upsert(prepared), None
 
     # --- operations ------------------------------------------------------------------------------
-    def _bulk_insert(self, prepared: DataFrame) -> list[dict]:
-        if self._combine():
-            prepared = self._dedup(prepared)
+    def _bulk_insert(self, prepare: Prepare) -> list[dict]:
         mode = self.cfg.get_str(C.BULKINSERT_SORT_MODE).upper()
         parallelism = self.cfg.get(C.BULKINSERT_SHUFFLE_PARALLELISM)
+        self._inflight(workload_profile({}, {}, self.operation))
+        _progress(f"bulk_insert {self.instant.timestamp}: writing new file groups (sort mode {mode})")
+        if not self._combine() and mode == "NONE":
+            # Keys are made in the writing task itself: one pass of the rows through Python.
+            source = self.df.repartition(parallelism) if parallelism > 0 else self.df
+            return self._collect(source.mapInArrow(BulkInsert(self.ctx, prepare), STAT_SCHEMA))
+        prepared = self.df.mapInArrow(prepare, _with_internal_columns(self.df))
+        if self._combine():
+            prepared = self._dedup(prepared)
         if mode == "GLOBAL_SORT":
             prepared = prepared.orderBy(PARTITION_PATH, RECORD_KEY)
         elif mode == "PARTITION_SORT":
             prepared = prepared.sortWithinPartitions(PARTITION_PATH, RECORD_KEY)
         elif parallelism > 0:
             prepared = prepared.repartition(parallelism)
-        self._inflight(workload_profile({}, {}, self.operation))
-        _progress(f"bulk_insert {self.instant.timestamp}: writing new file groups (sort mode {mode})")
         return self._collect(prepared.mapInArrow(BulkInsert(self.ctx), STAT_SCHEMA))
 
     def _insert_overwrite(self, prepared: DataFrame) -> tuple[list[dict], dict[str, list[str]]]:

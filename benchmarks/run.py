@@ -7,19 +7,25 @@
 For every row count N, in one SparkSession (``hudi_engine.spark.local_spark``, all cores):
 
 1. Spark generates N deterministic trip rows (``spark.range`` + expressions: a string uuid key, a
-   partition column with 10 values, a long ordering field ``ts`` and 8 more columns), caches and
-   counts them, so generation is never timed.
-2. ``parquet``: ``df.write.parquet`` of those rows, the baseline every ratio is against;
-   ``parquet partitioned``: the same with ``partitionBy(region)``, the file layout Hudi writes.
-3. ``bulk_insert``: the rows into a new COPY_ON_WRITE table.
-4. ``upsert``: 10% of the keys (ts + 1, ``status`` changed), all of them in 5 of the 10 partitions,
-   so the commit should rewrite exactly the file groups holding those keys and nothing else.
+   partition column with 10 values, a long ordering field ``ts`` and 8 more columns) and the
+   upsert's rows, caches and counts them, so generation is never timed.
+2. ``--repeat`` rounds (default 3; an untimed warm-up round on a small input runs first) of:
+
+   - ``parquet``: ``df.write.parquet`` of those rows, the baseline every ratio is against;
+   - ``parquet partitioned``: the same with ``partitionBy(region)``, the file layout Hudi writes;
+   - ``mapInArrow round trip`` (a reference, not a write): the rows through
+     ``mapInArrow(identity)`` into Spark's noop sink, the floor for any stage that hands rows to
+     Python;
+   - ``bulk_insert``: the rows into a new COPY_ON_WRITE table;
+   - ``upsert 10%``: 10% of the keys (ts + 1, ``status`` changed), all of them in 5 of the 10
+     partitions, into that table; the commit should rewrite exactly the file groups holding those
+     keys and nothing else.
 
 Both Spark and Hudi write snappy (``spark.sql.parquet.compression.codec`` and
 ``hoodie.parquet.compression.codec``). Every phase is checked after its clock stops (row counts,
 a checksum of ``ts``, the updated values, the commit's write stats), so a broken write fails the run
-instead of producing a fast number. While a phase runs, a thread samples VmRSS and CPU time of
-this process's whole tree (driver JVM, this Python, Spark's Python workers) every 0.2 s.
+instead of producing a fast number. The fastest round of each phase is reported, with all rounds'
+times. While a phase runs, a thread samples VmRSS and CPU time of this process's whole tree (driver JVM, this Python, Spark's Python workers) every 0.2 s.
 
 Results go to stdout and to ``benchmarks/RESULTS.md`` (overwritten); temp tables are deleted.
 """
@@ -38,14 +44,15 @@ import tempfile
 import threading
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 DEFAULT_ROWS = (1_000_000, 5_000_000)
 QUICK_ROWS = 200_000
-WARMUP_ROWS = 20_000
+WARMUP_ROWS = 100_000
+DEFAULT_REPEAT = 3
 CODEC = "snappy"
 DRIVER_MEMORY = "6g"
 SAMPLE_SECONDS = 0.2
@@ -106,12 +113,15 @@ def _proc_stats() -> dict[int, tuple[int, str, int]]:
     return out
 
 
-def _vm_rss_kib(pid: int) -> int:
-    text = _read(f"/proc/{pid}/status") or ""
-    for line in text.splitlines():
+def _vm_kib(pid: int) -> tuple[int, int]:
+    """(VmRSS, VmSize) in KiB; zeros for a process that is gone (or a kernel thread)."""
+    rss = size = 0
+    for line in (_read(f"/proc/{pid}/status") or "").splitlines():
         if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
+            rss = int(line.split()[1])
+        elif line.startswith("VmSize:"):
+            size = int(line.split()[1])
+    return rss, size
 
 
 def _system_busy_ticks() -> int:
@@ -161,11 +171,16 @@ class TreeSampler(threading.Thread):
 
     def _sample(self, first: bool = False) -> None:
         procs = _proc_stats()
+        tree = self._tree(procs)
+        vm = {pid: _vm_kib(pid) for pid in tree}
         split: dict[str, int] = {}
-        for pid in self._tree(procs):
-            _, comm, cpu = procs[pid]
+        for pid in tree:
+            ppid, comm, cpu = procs[pid]
             kind = _kind(pid, comm, self.root)
-            split[kind] = split.get(kind, 0) + _vm_rss_kib(pid)
+            # A child the JVM is spawning (vfork/posix_spawn, before its exec) shares the JVM's
+            # address space and shows the same VmRSS and VmSize: that memory is already counted.
+            if pid == self.root or vm[pid] != vm.get(ppid):
+                split[kind] = split.get(kind, 0) + vm[pid][0]
             if first:
                 self._cpu_start[pid] = cpu
             self._cpu_last[pid] = (kind, cpu)   # kept after the process ends
@@ -202,37 +217,54 @@ class TreeSampler(threading.Thread):
 class Phase:
     name: str
     rows: int
-    seconds: float = 0.0
-    load_before: str = ""
-    peak_mib: float = 0.0
+    seconds: float = 0.0                 # the best run's
+    runs: list = field(default_factory=list)   # every run's seconds
+    load_before: str = ""                # 1/5/15 min load average before the best run
+    peak_mib: float = 0.0                # the largest over all runs
     peak_split_mib: dict = field(default_factory=dict)
     cpu: dict = field(default_factory=dict)
-    other_cores: float = 0.0
-    notes: list = field(default_factory=list)
+    other_cores: float = 0.0             # during the best run
+    other_max: float = 0.0               # the most over all runs
+    written_bytes: int = 0
 
     @property
     def rows_per_s(self) -> float:
         return self.rows / self.seconds if self.seconds else 0.0
 
 
-def timed(name: str, rows: int, action) -> tuple[Phase, object]:
+def timed(name: str, rows: int, action) -> Phase:
     """Run ``action()`` once under the sampler and the clock; nothing else is timed."""
     phase = Phase(name, rows, load_before=_loadavg())
     sampler = TreeSampler()
     sampler.start()
     t0 = time.perf_counter()
     try:
-        result = action()
+        action()
     finally:
         phase.seconds = time.perf_counter() - t0
         sampler.finish()
+    phase.runs = [phase.seconds]
     phase.peak_mib = sampler.peak_total / 1024
     phase.peak_split_mib = {k: v / 1024 for k, v in sampler.peak_split.items()}
     phase.cpu = sampler.cpu_seconds()
-    phase.other_cores = sampler.other_cpu_seconds() / phase.seconds if phase.seconds else 0.0
+    phase.other_cores = phase.other_max = (sampler.other_cpu_seconds() / phase.seconds
+                                           if phase.seconds else 0.0)
     _log(f"  {name}: {phase.seconds:.2f} s, {phase.rows_per_s:,.0f} rows/s, peak RSS "
-         f"{phase.peak_mib:,.0f} MiB, load before {phase.load_before}")
-    return phase, result
+         f"{phase.peak_mib:,.0f} MiB, load before {phase.load_before}, "
+         f"other procs {phase.other_cores:.2f} cores")
+    return phase
+
+
+def best_of(runs: list[Phase]) -> Phase:
+    """The fastest run, with every run's time and the worst memory and load seen."""
+    best, peak = min(runs, key=lambda p: p.seconds), max(runs, key=lambda p: p.peak_mib)
+    return replace(best, runs=[p.seconds for p in runs], peak_mib=peak.peak_mib,
+                   peak_split_mib=peak.peak_split_mib, other_max=max(p.other_max for p in runs))
+
+
+def dir_bytes(path: str) -> int:
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(path) for f in files
+               if not f.startswith((".", "_")))
 
 
 def _loadavg() -> str:
@@ -316,10 +348,8 @@ def file_id_of(file_name_col):
 
 
 # --- one row count ---------------------------------------------------------------------------------
-def bench_rows(spark, n: int, partitions: int, workdir: str, log=True) -> tuple[list[Phase], dict]:
-    from hudi_engine import read, write
-    from pyspark.sql import functions as F
-
+def bench_rows(spark, n: int, partitions: int, workdir: str, repeat: int = 1,
+               log: bool = True) -> tuple[list[Phase], dict]:
     say = _log if log else (lambda _m: None)
     say(f"== {n:,} rows: generating (untimed)")
     source = source_frame(spark, n, partitions).cache()
@@ -328,67 +358,94 @@ def bench_rows(spark, n: int, partitions: int, workdir: str, log=True) -> tuple[
     check((rows, amended) == (n, 0), f"generated checksum {rows, amended}")
     updates = updates_frame(source).cache()
     n_updates = updates.count()
-    facts: dict = {"updates": n_updates}
-    phases: list[Phase] = []
-
-    def run(name: str, rows_: int, action) -> None:
-        if log:
-            phases.append(timed(name, rows_, action)[0])
-        else:
-            action()
-
+    check(0 < n_updates < n, "no rows to upsert")
     try:
-        plain = os.path.join(workdir, f"parquet_{n}")
-        run("parquet", n, lambda: source.write.mode("overwrite").parquet(plain))
-        check(spark.read.parquet(plain).count() == n, "parquet baseline: wrong row count")
-        shutil.rmtree(plain)
-
-        parted = os.path.join(workdir, f"parquet_part_{n}")
-        run("parquet partitioned", n,
-            lambda: source.write.mode("overwrite").partitionBy("region").parquet(parted))
-        check(spark.read.parquet(parted).count() == n, "partitioned parquet baseline: wrong row count")
-        shutil.rmtree(parted)
-
-        table = os.path.join(workdir, f"hudi_{n}")
-        opts = dict(HUDI_OPTIONS)
-        box: dict = {}
-        run("bulk_insert", n, lambda: box.__setitem__(
-            "bulk", write(source, table, {**opts, "hoodie.datasource.write.operation": "bulk_insert"})))
-        bulk_stats = commit_stats(table, box["bulk"])
-        check(sum(s["numWrites"] for s in bulk_stats) == n, "bulk_insert commit: numWrites != rows")
-        snapshot = read(spark, table)
-        got = checksum(snapshot)
-        check(got == (n, ts_sum, 0), f"bulk_insert read back {got}, expected {(n, ts_sum, 0)}")
-        bad_keys = snapshot.filter(F.col("_hoodie_record_key") != F.col("uuid")).count()
-        check(bad_keys == 0, f"bulk_insert: {bad_keys} rows whose _hoodie_record_key is not uuid")
-        all_groups = {(s["partitionPath"], s["fileId"]) for s in bulk_stats}
-        touched = {(r[0], r[1]) for r in snapshot.filter(update_condition())
-                   .select("_hoodie_partition_path", file_id_of(F.col("_hoodie_file_name")))
-                   .distinct().collect()}
-        facts.update(bulk_files=len(bulk_stats), file_groups=len(all_groups), touched=len(touched),
-                     bulk_bytes=sum(s["fileSizeInBytes"] for s in bulk_stats))
-
-        run("upsert 10%", n_updates, lambda: box.__setitem__(
-            "upsert", write(updates, table, {**opts, "hoodie.datasource.write.operation": "upsert"})))
-        up_stats = commit_stats(table, box["upsert"])
-        rewritten = {(s["partitionPath"], s["fileId"]) for s in up_stats}
-        facts.update(rewritten=len(rewritten),
-                     rewritten_rows=sum(s["numWrites"] for s in up_stats),
-                     rewritten_bytes=sum(s["fileSizeInBytes"] for s in up_stats),
-                     partitions_rewritten=len({p for p, _ in rewritten}))
-        check(sum(s["numUpdateWrites"] for s in up_stats) == n_updates,
-              f"upsert commit: numUpdateWrites {sum(s['numUpdateWrites'] for s in up_stats)} != {n_updates}")
-        check(sum(s["numInserts"] for s in up_stats) == 0, "upsert commit: inserted rows")
-        check(rewritten == touched, f"upsert rewrote {len(rewritten)} file groups, "
-              f"{len(rewritten - touched)} of them untouched; touched {len(touched)}")
-        after = checksum(read(spark, table))
-        want = (n, ts_sum + n_updates, n_updates)
-        check(after == want, f"after upsert read back {after}, expected {want}")
-        shutil.rmtree(table)
-        return phases, facts
+        runs: dict[str, list[Phase]] = {}
+        facts: dict = {}
+        for rep in range(repeat):
+            say(f"-- {n:,} rows, run {rep + 1} of {repeat}")
+            for phase in one_round(spark, source, updates, n, ts_sum, n_updates, workdir, facts, log):
+                runs.setdefault(phase.name, []).append(phase)
+        return [best_of(r) for r in runs.values()], facts
     finally:
         source.unpersist()
         updates.unpersist()
+
+
+def one_round(spark, source, updates, n: int, ts_sum: int, n_updates: int, workdir: str,
+              facts: dict, log: bool) -> list[Phase]:
+    """Every phase once, each checked after its clock stops; ``facts`` gets the upsert's file counts."""
+    from hudi_engine import read, write
+    from pyspark.sql import functions as F
+
+    phases: list[Phase] = []
+
+    def run(name: str, rows: int, action) -> Phase | None:
+        if not log:
+            action()
+            return None
+        phases.append(timed(name, rows, action))
+        return phases[-1]
+
+    plain = os.path.join(workdir, f"parquet_{n}")
+    p = run("parquet", n, lambda: source.write.mode("overwrite").parquet(plain))
+    check(spark.read.parquet(plain).count() == n, "parquet baseline: wrong row count")
+    if p:
+        p.written_bytes = dir_bytes(plain)
+    shutil.rmtree(plain)
+
+    parted = os.path.join(workdir, f"parquet_part_{n}")
+    p = run("parquet partitioned", n,
+            lambda: source.write.mode("overwrite").partitionBy("region").parquet(parted))
+    check(spark.read.parquet(parted).count() == n, "partitioned parquet baseline: wrong row count")
+    if p:
+        p.written_bytes = dir_bytes(parted)
+    shutil.rmtree(parted)
+
+    # Reference: the rows to Python and back through mapInArrow, nothing written. Every
+    # mapInArrow stage of the engine pays at least this for its input.
+    run("mapInArrow round trip", n, lambda: source.mapInArrow(lambda batches: batches, source.schema)
+        .write.format("noop").mode("overwrite").save())
+
+    table = os.path.join(workdir, f"hudi_{n}")
+    opts = dict(HUDI_OPTIONS)
+    box: dict = {}
+    p = run("bulk_insert", n, lambda: box.__setitem__(
+        "bulk", write(source, table, {**opts, "hoodie.datasource.write.operation": "bulk_insert"})))
+    bulk_stats = commit_stats(table, box["bulk"])
+    check(sum(s["numWrites"] for s in bulk_stats) == n, "bulk_insert commit: numWrites != rows")
+    if p:
+        p.written_bytes = sum(s["fileSizeInBytes"] for s in bulk_stats)
+    snapshot = read(spark, table)
+    got = checksum(snapshot)
+    check(got == (n, ts_sum, 0), f"bulk_insert read back {got}, expected {(n, ts_sum, 0)}")
+    bad_keys = snapshot.filter(F.col("_hoodie_record_key") != F.col("uuid")).count()
+    check(bad_keys == 0, f"bulk_insert: {bad_keys} rows whose _hoodie_record_key is not uuid")
+    all_groups = {(s["partitionPath"], s["fileId"]) for s in bulk_stats}
+    touched = {(r[0], r[1]) for r in snapshot.filter(update_condition())
+               .select("_hoodie_partition_path", file_id_of(F.col("_hoodie_file_name")))
+               .distinct().collect()}
+
+    p = run("upsert 10%", n_updates, lambda: box.__setitem__(
+        "upsert", write(updates, table, {**opts, "hoodie.datasource.write.operation": "upsert"})))
+    up_stats = commit_stats(table, box["upsert"])
+    rewritten = {(s["partitionPath"], s["fileId"]) for s in up_stats}
+    if p:
+        p.written_bytes = sum(s["fileSizeInBytes"] for s in up_stats)
+    updated = sum(s["numUpdateWrites"] for s in up_stats)
+    check(updated == n_updates, f"upsert commit: numUpdateWrites {updated} != {n_updates}")
+    check(sum(s["numInserts"] for s in up_stats) == 0, "upsert commit: inserted rows")
+    check(rewritten == touched, f"upsert rewrote {len(rewritten)} file groups, "
+          f"{len(rewritten - touched)} of them holding no updated key; {len(touched)} do")
+    after = checksum(read(spark, table))
+    want = (n, ts_sum + n_updates, n_updates)
+    check(after == want, f"after upsert read back {after}, expected {want}")
+    facts.update(updates=n_updates, file_groups=len(all_groups), touched=len(touched),
+                 rewritten=len(rewritten), rewritten_rows=sum(s["numWrites"] for s in up_stats),
+                 rewritten_bytes=sum(s["fileSizeInBytes"] for s in up_stats),
+                 partitions_rewritten=len({part for part, _ in rewritten}))
+    shutil.rmtree(table)
+    return phases
 
 
 # --- report ----------------------------------------------------------------------------------------
@@ -412,14 +469,16 @@ def machine() -> dict:
 
 
 def _git() -> str:
+    """HEAD, and whether files outside benchmarks/ differ from it (the engine that was measured)."""
     try:
         head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
                               capture_output=True, text=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True).stdout.strip()
-        return head + (" (with uncommitted changes)" if dirty else "")
+        changed = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+                                 capture_output=True, text=True).stdout.splitlines()
     except OSError:
         return "?"
+    engine = [line[3:] for line in changed if not line[3:].startswith("benchmarks/")]
+    return head + (f" with uncommitted changes to {', '.join(engine[:5])}" if engine else "")
 
 
 def _mib_split(p: Phase) -> str:
@@ -431,15 +490,25 @@ def _cpu_split(p: Phase) -> str:
     return f"{p.cpu.get('jvm', 0):.1f} / {p.cpu.get('py_workers', 0) + p.cpu.get('driver_py', 0):.1f}"
 
 
+def _ratio(p: Phase, base: Phase | None) -> str:
+    return f"{p.seconds / base.seconds:.2f}x parquet" if base and p is not base else "baseline"
+
+
+def _busy(p: Phase) -> bool:
+    """Other processes used a quarter core or more during one of the phase's runs."""
+    return p.other_max >= 0.25
+
+
 def summary_lines(n: int, phases: list[Phase], facts: dict) -> list[str]:
-    base = next(p for p in phases if p.name == "parquet")
-    lines = [f"N = {n:,} rows ({facts.get('updates', 0):,} upserted), codec {CODEC} for Spark and Hudi"]
+    base = next((p for p in phases if p.name == "parquet"), None)
+    lines = [f"N = {n:,} rows ({facts.get('updates', 0):,} upserted); best of {len(phases[0].runs)} "
+             f"runs; codec {CODEC} for Spark and Hudi"]
     for p in phases:
-        ratio = p.seconds / base.seconds
-        lines.append(f"  {p.name:<20} {p.seconds:8.2f} s {p.rows_per_s:>12,.0f} rows/s  "
-                     f"{ratio:5.2f}x parquet  peak RSS {p.peak_mib:>6,.0f} MiB "
-                     f"(jvm/driver/workers {_mib_split(p)})  cpu s jvm/py {_cpu_split(p)}  "
-                     f"load before {p.load_before}, other procs {p.other_cores:.2f} cores")
+        lines.append(f"  {p.name:<22} {p.seconds:7.2f} s {p.rows_per_s:>10,.0f} rows/s  "
+                     f"{p.name} {_ratio(p, base)}  [runs {', '.join(f'{r:.2f}' for r in p.runs)}]  "
+                     f"peak RSS {p.peak_mib:,.0f} MiB (jvm/driver/workers {_mib_split(p)})  "
+                     f"cpu s jvm/py {_cpu_split(p)}  load before {p.load_before}, "
+                     f"other procs {p.other_cores:.2f} cores")
     if "rewritten" in facts:
         lines.append(f"  upsert rewrote {facts['rewritten']} of {facts['file_groups']} base files "
                      f"(file groups holding updated keys: {facts['touched']}; "
@@ -448,81 +517,106 @@ def summary_lines(n: int, phases: list[Phase], facts: dict) -> list[str]:
 
 
 def write_results(path: Path, command: str, started: dt.datetime, info: dict, partitions: int,
-                  results: list[tuple[int, list[Phase], dict]], errors: list[str]) -> None:
-    busy = [p for _, phases, _ in results for p in phases
-            if p.other_cores >= 0.25 or float(p.load_before.split()[0]) >= 0.75 * (info["nproc"] or 1)]
+                  repeat: int, results: list[tuple[int, list[Phase], dict]], errors: list[str]) -> None:
+    nproc = info["nproc"] or 1
+    phases_all = [p for _, phases, _ in results for p in phases]
+    busy = [f"{p.name} ({n:,})" for n, phases, _ in results for p in phases if _busy(p)]
     out = [
         "# COW write benchmark",
         "",
         "Hudi copy-on-write `bulk_insert` and `upsert` through `hudi_engine.write`, against Spark's own",
         "`df.write.parquet` of the same cached rows in the same SparkSession. Produced by",
-        "`benchmarks/run.py` (`make bench`); this file is overwritten by every run.",
+        "`benchmarks/run.py` (`make bench`); every run overwrites this file.",
         "",
         f"- **Command:** `{command}`",
-        f"- **Date:** {started.strftime('%Y-%m-%d %H:%M:%S %Z').strip()} (took "
+        f"- **Date:** {started.strftime('%Y-%m-%d %H:%M %Z').strip()} (the run took "
         f"{(dt.datetime.now(dt.timezone.utc) - started).total_seconds() / 60:.1f} min)",
         f"- **Code:** git {_git()}",
-        f"- **Machine:** {info['nproc']} CPUs ({info['cpu']}), {info['memory']} RAM, {info['os']}",
+        f"- **Machine:** {nproc} CPUs ({info['cpu']}), {info['memory']} RAM, {info['os']}",
         f"- **Software:** Python {info['python']}, pyspark {info['pyspark']}, pyarrow {info['pyarrow']}, "
         f"{info['java']}",
-        f"- **Spark:** `local_spark(cores=all, memory=\"{DRIVER_MEMORY}\")` (local[*], "
-        f"{info['nproc']} cores), input cached in {partitions} partitions, "
-        "`spark.sql.execution.arrow.maxRecordsPerBatch=50000`",
+        f"- **Spark:** `local_spark(memory=\"{DRIVER_MEMORY}\")`: local[*] on {nproc} cores, "
+        f"`spark.sql.shuffle.partitions={max(4, 2 * nproc)}`, "
+        "`spark.sql.execution.arrow.maxRecordsPerBatch=50000`; "
+        f"input cached in {partitions} partitions",
         f"- **Codec:** {CODEC} for both (`spark.sql.parquet.compression.codec={CODEC}`, "
         f"`hoodie.parquet.compression.codec={CODEC}`)",
-        f"- **Schema:** {SCHEMA_DOC}; generated by Spark from `spark.range` (deterministic), cached "
+        f"- **Rows:** {SCHEMA_DOC}; generated by Spark from `spark.range` (deterministic), cached "
         "and counted before any clock starts",
-        "- **Hudi options:** record key `uuid`, partition path `region`, precombine `ts`, "
-        "COPY_ON_WRITE, every other option at its default (bulk insert sort mode NONE, "
-        "max file size 120 MiB, bloom filter DYNAMIC_V0)",
-        f"- **Upsert:** {100 * len(UPDATED_REGIONS) / len(REGIONS) / UPDATE_SHARE:g}% of the keys: one key in {UPDATE_SHARE} of the "
-        f"{len(UPDATED_REGIONS)} partitions {', '.join(UPDATED_REGIONS)}; `ts + 1` and "
-        f"`status = '{NEW_STATUS}'`",
+        "- **Hudi:** record key `uuid`, partition path `region`, precombine `ts`, COPY_ON_WRITE; "
+        "every other option at its default (bulk insert sort mode NONE, so each input partition "
+        "writes one file per region; SIMPLE index; bloom filter DYNAMIC_V0, 60000 entries, fpp 1e-9)",
+        f"- **Upsert:** {100 * len(UPDATED_REGIONS) / len(REGIONS) / UPDATE_SHARE:g}% of the keys "
+        f"(one key in {UPDATE_SHARE} in each of the {len(UPDATED_REGIONS)} partitions "
+        f"{', '.join(UPDATED_REGIONS)}) with `ts + 1` and `status = '{NEW_STATUS}'`, into the table "
+        "the bulk_insert just wrote",
         "",
-        "Each phase is timed once, wall clock, after an untimed warm-up of every phase on "
-        f"{WARMUP_ROWS:,} rows. Checked after the clock stops: row count and sum of `ts` read back "
-        "(`hudi_engine.read`), `_hoodie_record_key = uuid`, the upserted rows' new `ts` and `status`, "
-        "and the upsert commit's write stats (updates = upserted rows, no inserts, rewritten file "
-        "groups = file groups holding an updated key).",
+        f"Every phase ran {repeat} time(s), interleaved (parquet, parquet partitioned, mapInArrow "
+        "round trip, bulk_insert, upsert, then again), after an untimed warm-up of all of them on "
+        f"{WARMUP_ROWS:,} rows; the table shows the fastest run and lists all. Checked after every "
+        "run, outside the clock: row count and sum of `ts` read back (`hudi_engine.read` for Hudi), "
+        "`_hoodie_record_key = uuid`, the upserted rows' new `ts` and `status`, and the upsert "
+        "commit's write stats (updates = upserted rows, no inserts, rewritten file groups = the "
+        "file groups holding an updated key).",
+        "",
+        "*mapInArrow round trip* is a reference, not a write: the cached rows through "
+        "`df.mapInArrow(identity)` into Spark's `noop` sink, i.e. what moving the rows from the JVM to "
+        "Python workers and back costs before anything is written.",
         "",
         "## Results",
         "",
-        "| rows | phase | seconds | rows/s | vs parquet | peak RSS MiB | of which JVM / driver py / "
-        "py workers | CPU s JVM / py | load avg before | other procs (cores) |",
-        "|---:|---|---:|---:|---:|---:|---|---|---|---:|",
+        "| rows | phase | seconds (best) | all runs | rows/s | vs parquet | MiB written | peak RSS MiB "
+        "| JVM / driver py / py workers | CPU s JVM / py | load avg before | other procs (cores) |",
+        "|---:|---|---:|---|---:|---:|---:|---:|---|---|---|---:|",
     ]
     for n, phases, facts in results:
         base = next((p for p in phases if p.name == "parquet"), None)
         for p in phases:
             ratio = f"{p.seconds / base.seconds:.2f}x" if base else "-"
-            out.append(f"| {n:,} | {p.name} | {p.seconds:.2f} | {p.rows_per_s:,.0f} | {ratio} | "
-                       f"{p.peak_mib:,.0f} | {_mib_split(p)} | {_cpu_split(p)} | {p.load_before} | "
-                       f"{p.other_cores:.2f} |")
-    out += ["", "rows/s of the upsert counts the upserted rows (10% of N); its ratio is its wall time "
-            "over the parquet write of all N rows.", "", "## Upsert file groups", "",
+            written = f"{p.written_bytes / 2**20:,.0f}" if p.written_bytes else "-"
+            out.append(f"| {n:,} | {p.name} | {p.seconds:.2f} | {', '.join(f'{r:.1f}' for r in p.runs)} | "
+                       f"{p.rows_per_s:,.0f} | {ratio} | {written} | {p.peak_mib:,.0f} | {_mib_split(p)} | "
+                       f"{_cpu_split(p)} | {p.load_before} | {p.other_cores:.2f} |")
+    out += ["", "The upsert's rows/s counts the upserted rows (10% of N); its *vs parquet* is its wall "
+            "time over the parquet write of all N rows. *MiB written*: data files only (Hudi: the "
+            "commit's `fileSizeInBytes`).", "",
+            "## Upsert: file groups rewritten", "",
             "| rows | base files after bulk_insert | file groups holding updated keys | rewritten by "
-            "upsert | partitions rewritten | rows rewritten | bytes rewritten |",
+            "upsert | partitions rewritten | rows rewritten | to update |",
             "|---:|---:|---:|---:|---:|---:|---:|"]
     for n, _, facts in results:
         if "rewritten" in facts:
             out.append(f"| {n:,} | {facts['file_groups']} | {facts['touched']} | {facts['rewritten']} | "
                        f"{facts['partitions_rewritten']} of {len(REGIONS)} | {facts['rewritten_rows']:,} | "
-                       f"{facts['rewritten_bytes'] / 2**20:,.0f} MiB |")
-    out += ["", "## Notes", "",
+                       f"{facts['updates']:,} |")
+    out += ["", "## How to read this", "",
             "- Peak RSS is the largest sum of VmRSS over this process's tree (driver JVM, the Python "
-            f"driver, Spark's Python daemon and workers), sampled every {SAMPLE_SECONDS} s during the "
-            "phase. The JVM does not give heap back, and reused Python workers keep theirs, so a phase's "
-            "peak includes what earlier phases grew to; the cached input sits in the JVM throughout.",
-            "- CPU s: CPU time of the JVM and of the Python processes (workers and driver) during the "
-            "phase. *other procs*: average cores used by processes outside the benchmark during the "
-            "phase (`/proc/stat` busy time minus ours); with 2 CPUs, anything well above 0 slowed "
-            "the phase."]
+            f"driver, Spark's Python daemons and workers), sampled every {SAMPLE_SECONDS} s during the "
+            "phase, the largest over its runs. The JVM does not give heap back and reused Python "
+            "workers keep theirs, so a phase's peak includes what earlier phases grew to; the cached "
+            "input sits in the JVM throughout. Forked workers' shared pages count once per process; a "
+            "child the JVM is spawning, which still shares the JVM's address space (same VmRSS and "
+            "VmSize as its parent), is not counted again.",
+            "- CPU s: CPU time the JVM and the Python processes (workers and driver) used during the "
+            "best run. *other procs*: average cores that processes outside the benchmark used during "
+            f"that run (`/proc/stat` busy time minus ours); with {nproc} CPUs anything well above 0 "
+            "slowed it. The load average (1, 5, 15 min) read just before the best run counts this "
+            "benchmark's own JVM threads and Python workers too, so on "
+            f"{nproc} CPUs it reads above {nproc} even when nothing else runs; *other procs* is the "
+            "measure of outside load.",
+            ]
     if busy:
         out.append(f"- **The machine was busy** (other sessions were running tests) during "
-                   f"{len(busy)} of {sum(len(ph) for _, ph, _ in results)} phases: see the load "
-                   "average and other-procs columns; treat those numbers as upper bounds.")
+                   f"{len(busy)} of {len(phases_all)} phases (other processes used 0.25 cores or "
+                   f"more during at least one of their runs, up to {max(p.other_max for p in phases_all):.2f}): "
+                   + ", ".join(busy) + ". The best-of-runs figure is the one least "
+                   "disturbed; the spread of *all runs* shows by how much.")
     else:
-        out.append("- The machine was otherwise idle during the run.")
+        out.append("- No outside load was seen in this machine during the run (other processes "
+                   f"used at most {max((p.other_max for p in phases_all), default=0):.2f} cores in "
+                   "any run). The spread between runs of one phase is still wide; it comes from "
+                   "JIT and garbage-collector state or from the host, which is why the best run is "
+                   "reported.")
     if errors:
         out += ["", "## Failures", ""] + [f"- {e}" for e in errors]
     path.write_text("\n".join(out) + "\n")
@@ -533,7 +627,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, action="append",
                         help=f"rows to write (repeatable); default {' and '.join(f'{n:,}' for n in DEFAULT_ROWS)}")
-    parser.add_argument("--quick", action="store_true", help=f"{QUICK_ROWS:,} rows only, a smoke run")
+    parser.add_argument("--quick", action="store_true", help=f"{QUICK_ROWS:,} rows, one run: a smoke test")
+    parser.add_argument("--repeat", type=int, default=0,
+                        help=f"runs of every phase, the best is reported (default {DEFAULT_REPEAT}, 1 with --quick)")
     parser.add_argument("--partitions", type=int, default=0,
                         help="Spark partitions of the cached input (default: 2 x cores)")
     parser.add_argument("--workdir", help="where temp tables go (default: a new temp dir, deleted after)")
@@ -541,6 +637,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-results", action="store_true", help="do not write the results file")
     args = parser.parse_args(argv)
     sizes = [QUICK_ROWS] if args.quick else (args.rows or list(DEFAULT_ROWS))
+    repeat = args.repeat or (1 if args.quick else DEFAULT_REPEAT)
     command = " ".join([".venv/bin/python -m benchmarks.run", *(argv if argv is not None else sys.argv[1:])])
     started = dt.datetime.now(dt.timezone.utc).astimezone()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -553,7 +650,8 @@ def main(argv: list[str] | None = None) -> int:
     os.makedirs(workdir, exist_ok=True)
     _log(f"machine: {info['nproc']} CPUs {info['cpu']}, {info['memory']}; load {_loadavg()}; "
          f"workdir {workdir}")
-    _log(f"codec: {CODEC} for both spark.sql.parquet.compression.codec and hoodie.parquet.compression.codec")
+    _log(f"codec: {CODEC} for both spark.sql.parquet.compression.codec and "
+         "hoodie.parquet.compression.codec")
     spark = local_spark("hudi-cow-bench", memory=DRIVER_MEMORY,
                         extra_conf={"spark.sql.parquet.compression.codec": CODEC})
     results: list[tuple[int, list[Phase], dict]] = []
@@ -563,21 +661,21 @@ def main(argv: list[str] | None = None) -> int:
         bench_rows(spark, WARMUP_ROWS, partitions, os.path.join(workdir, "warmup"), log=False)
         for n in sizes:
             try:
-                phases, facts = bench_rows(spark, n, partitions, workdir)
+                phases, facts = bench_rows(spark, n, partitions, workdir, repeat)
                 results.append((n, phases, facts))
                 print("\n".join(summary_lines(n, phases, facts)), flush=True)
             except Exception as exc:   # record it, still report the other sizes
                 traceback.print_exc()
                 errors.append(f"{n:,} rows: {type(exc).__name__}: {str(exc).splitlines()[0][:500]}")
+            finally:
+                for name in os.listdir(workdir):
+                    shutil.rmtree(os.path.join(workdir, name), ignore_errors=True)
     finally:
         spark.stop()
         if not args.workdir:
             shutil.rmtree(workdir, ignore_errors=True)
-        else:
-            for name in os.listdir(workdir):
-                shutil.rmtree(os.path.join(workdir, name), ignore_errors=True)
     if not args.no_results:
-        write_results(Path(args.results), command, started, info, partitions, results, errors)
+        write_results(Path(args.results), command, started, info, partitions, repeat, results, errors)
         _log(f"wrote {args.results}")
     for e in errors:
         print(f"FAILED {e}", file=sys.stderr)

@@ -94,7 +94,9 @@ class BaseFileWriter:
             self._stream, ctx.file_schema,
             compression=_codec(cfg.get_str(C.PARQUET_COMPRESSION)),
             data_page_size=cfg.get(C.PARQUET_PAGE_SIZE), coerce_timestamps="us",
-            allow_truncated_timestamps=True, store_schema=False, write_statistics=True)
+            allow_truncated_timestamps=True, store_schema=False, write_statistics=True,
+            # Sequence numbers and record keys are unique per row: a dictionary never pays off.
+            use_dictionary=[f.name for f in ctx.file_schema if f.name not in (COMMIT_SEQNO, RECORD_KEY)])
 
     def write(self, rows: pa.Table, stamp: bool, task_partition: int) -> None:
         """Write rows; ``stamp`` gives them this instant's commit time and sequence numbers,

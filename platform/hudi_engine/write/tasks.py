@@ -24,8 +24,9 @@ from .planner import Target
 STAT_SCHEMA = "stat string"
 TARGET = "_hoodie_target"
 KEY_HASH = "_hoodie_key_hash"
-# Rows buffered per partition before bulk insert flushes a row group.
-BULK_FLUSH_BYTES = 32 * 1024 * 1024
+# Bulk insert buffers rows per partition path so row groups are not tiny; when a task's buffers
+# pass this many bytes the largest is flushed, which bounds a task's memory whatever its input.
+BULK_BUFFER_BYTES = 64 * 1024 * 1024
 
 
 def _task() -> tuple[int, str]:
@@ -124,12 +125,16 @@ class BulkInsert:
                 stats.append(writer.close(writer.num_written, 0, 0))
                 del writers[partition]
 
+        buffered = 0
         for batch in batches:
             table = pa.Table.from_batches([batch]).drop_columns([OP_COLUMN])
             for partition, rows in _split_by_partition(table):
                 buffers.setdefault(partition, []).append(rows)
-                if sum(t.nbytes for t in buffers[partition]) >= BULK_FLUSH_BYTES:
-                    flush(partition)
+                buffered += rows.nbytes
+            while buffered >= BULK_BUFFER_BYTES:
+                largest = max(buffers, key=lambda p: sum(t.nbytes for t in buffers[p]))
+                buffered -= sum(t.nbytes for t in buffers[largest])
+                flush(largest)
         for partition in list(buffers):
             flush(partition)
         for writer in writers.values():

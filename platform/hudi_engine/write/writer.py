@@ -240,8 +240,11 @@ class _Write:
     def _upsert(self, prepared: DataFrame) -> list[dict]:
         is_global = self.cfg.get_str(C.INDEX_TYPE).upper() == "GLOBAL_SIMPLE"
         lookup = self.operation in ("upsert", "delete") or self.cfg.get(C.INSERT_DROP_DUPS)
-        tagged = self._tag(prepared, is_global) if lookup and self.latest else \
-            prepared.withColumn(TARGET, F.lit(None).cast("string"))
+        if lookup and self.latest:
+            prepared = prepared.persist()
+            tagged = self._tag(prepared, is_global)
+        else:
+            tagged = prepared.withColumn(TARGET, F.lit(None).cast("string"))
         if self.operation == "insert" and self.cfg.get(C.INSERT_DROP_DUPS):
             tagged = tagged.filter(F.col(TARGET).isNull())
         if self.operation == "delete":
@@ -249,6 +252,7 @@ class _Write:
         tagged = tagged.persist()
         try:
             counts = self._count_by(tagged, [PARTITION_PATH, TARGET])
+            prepared.unpersist()  # tagged holds what the next stages need
             inserts: dict[str, int] = defaultdict(int)
             updates: dict[tuple[str, str], int] = {}
             for partition, target, count in counts:
@@ -272,11 +276,19 @@ class _Write:
             return self._merge_groups(updates_df.unionByName(inserts_df), targets)
         finally:
             tagged.unpersist()
+            prepared.unpersist()
 
     # --- pieces ----------------------------------------------------------------------------------
     def _tag(self, prepared: DataFrame, is_global: bool) -> DataFrame:
-        """The simple index: join incoming keys with the keys of the latest base files."""
-        paths = [self.table.storage.uri(s.base_file.path) for s in self.latest if s.base_file]
+        """The simple index: join incoming keys with the keys of the latest base files (of the
+        input's partitions only, unless the index is global)."""
+        slices = self.latest
+        if not is_global:
+            wanted = {r[0] for r in prepared.select(PARTITION_PATH).distinct().collect()}
+            slices = [s for s in slices if s.partition in wanted]
+        paths = [self.table.storage.uri(s.base_file.path) for s in slices if s.base_file]
+        if not paths:
+            return prepared.withColumn(TARGET, F.lit(None).cast("string"))
         existing = (self.spark.read.parquet(*paths)
                     .select(F.col(RECORD_KEY).alias("_k"), F.col(PARTITION_PATH).alias("_p"),
                             F.substring_index(F.col("_hoodie_file_name"), "_", 1).alias(TARGET)))

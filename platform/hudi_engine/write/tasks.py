@@ -144,16 +144,18 @@ class BulkInsert:
 
 
 def _split_by_partition(table: pa.Table) -> Iterator[tuple[str, pa.Table]]:
-    paths = table[PARTITION_PATH]
-    uniques = pc.unique(paths)
-    if len(uniques) == 1:
-        yield uniques[0].as_py(), table
+    """Rows grouped by partition path: a stable counting sort on dictionary codes, no string sort."""
+    encoded = pc.dictionary_encode(table[PARTITION_PATH].combine_chunks())
+    values = encoded.dictionary.to_pylist()
+    if len(values) == 1:
+        yield values[0], table
         return
-    order = pc.sort_indices(paths)
-    table = table.take(order)
-    sorted_paths = table[PARTITION_PATH].to_numpy(zero_copy_only=False)
-    bounds = np.nonzero(sorted_paths[1:] != sorted_paths[:-1])[0] + 1
-    starts = np.concatenate(([0], bounds))
-    ends = np.concatenate((bounds, [len(sorted_paths)]))
-    for s, e in zip(starts, ends):
-        yield sorted_paths[s], table.slice(int(s), int(e - s))
+    codes = encoded.indices.to_numpy(zero_copy_only=False)
+    order = np.argsort(codes, kind="stable")
+    counts = np.bincount(codes, minlength=len(values))
+    table = table.take(pa.array(order))
+    start = 0
+    for code, count in enumerate(counts):
+        if count:
+            yield values[code], table.slice(start, int(count))
+            start += int(count)

@@ -13,9 +13,9 @@ Layout (big-endian, Hadoop ``Writable``):
 * DYNAMIC_V0: header, int32 keys per row, int32 keys in the active row, int32 row count,
   then every row as a SIMPLE filter.
 
-Hashing runs column-wise over numpy uint32 arrays: keys of equal byte length share
-their Murmur rounds, so a million keys cost a few hundred array operations rather than
-tens of millions of Python-level hash calls.
+Hashing runs column-wise over numpy uint32 arrays read straight from the Arrow buffers:
+keys of equal byte length share their Murmur rounds, so a million keys cost a few thousand
+array operations rather than tens of millions of Python-level hash calls.
 """
 
 from __future__ import annotations
@@ -23,10 +23,11 @@ from __future__ import annotations
 import base64
 import math
 import struct
-from typing import Iterable
+from typing import Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .errors import HoodieConfigError, HoodieError, HoodieValidationError
 
@@ -54,77 +55,108 @@ def _geometry(num_entries: int, fpp: float) -> tuple[int, int]:
     return bits, math.ceil(math.log(2) * bits / num_entries)
 
 
-def _string_array(keys: Keys) -> pa.Array:
-    """Arrow gives us one UTF-8 buffer plus offsets, which numpy can slice without copies."""
+def _string_chunks(keys: Keys) -> list[pa.Array]:
+    """The keys as Arrow string arrays, validated up front so a bad key adds nothing."""
     if isinstance(keys, pa.ChunkedArray):
-        keys = keys.combine_chunks()
-    if not isinstance(keys, pa.Array):
-        keys = pa.array(keys if isinstance(keys, (list, tuple)) else list(keys), pa.string())
-    if not (pa.types.is_string(keys.type) or pa.types.is_large_string(keys.type)):
-        keys = keys.cast(pa.large_string())
-    if keys.null_count:
-        raise HoodieValidationError("bloom filter keys cannot be null")
-    return keys
+        chunks = keys.chunks
+    elif isinstance(keys, pa.Array):
+        chunks = [keys]
+    else:
+        chunks = [pa.array(keys if isinstance(keys, (list, tuple)) else list(keys), pa.string())]
+    chunks = [c if pa.types.is_string(c.type) or pa.types.is_large_string(c.type)
+              else c.cast(pa.large_string()) for c in chunks if len(c)]
+    for chunk in chunks:
+        if chunk.null_count:
+            raise HoodieValidationError("bloom filter keys cannot be null")
+        if pc.min(pc.binary_length(chunk)).as_py() == 0:  # Hadoop rejects them too
+            raise HoodieValidationError("bloom filter keys cannot be empty")
+    return chunks
 
 
-def _positions(keys: pa.Array, num_hashes: int, vector_size: int) -> np.ndarray:
-    """Bit positions, shape (num_hashes, len(keys)), of Hadoop's chained Murmur hashing."""
-    offset_type = np.int64 if pa.types.is_large_string(keys.type) else np.int32
-    _, offsets_buf, data_buf = keys.buffers()
-    offsets = np.frombuffer(offsets_buf, offset_type)[keys.offset : keys.offset + len(keys) + 1]
-    data = np.frombuffer(data_buf, np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+def _batches(keys: Keys) -> Iterator[pa.Array]:
+    """Slices of at most _CHUNK keys, in order; Arrow chunks are never combined (copied)."""
+    for chunk in _string_chunks(keys):
+        for start in range(0, len(chunk), _CHUNK):
+            yield chunk.slice(start, _CHUNK)
+
+
+def _offsets(keys: pa.Array) -> np.ndarray:
+    """Byte offsets of each key (and the end of the last) into the Arrow data buffer."""
+    dtype = np.int64 if pa.types.is_large_string(keys.type) else np.int32
+    return np.frombuffer(keys.buffers()[1], dtype)[keys.offset : keys.offset + len(keys) + 1]
+
+
+def _hash_groups(keys: pa.Array, num_hashes: int, vector_size: int
+                 ) -> Iterator[tuple[slice | np.ndarray, Iterator[np.ndarray]]]:
+    """Per run of equal-length keys: which keys of ``keys`` they are, and their bit positions.
+
+    Keys of one length are hashed together straight off the Arrow buffer. Mixed lengths
+    are first sorted by length with an Arrow ``take``, so every run is contiguous.
+    """
+    offsets = _offsets(keys)
     lengths = np.diff(offsets)
-    if len(lengths) and lengths.min() == 0:
-        raise HoodieValidationError("bloom filter keys cannot be empty")  # Hadoop rejects them too
+    order = None
+    if lengths.min() != lengths.max():
+        order = np.argsort(lengths, kind="stable")
+        keys, lengths = keys.take(order), lengths[order]
+        offsets = _offsets(keys)
+    data = keys.buffers()[2]
+    cuts = [0, *(np.flatnonzero(np.diff(lengths)) + 1), len(keys)]
+    for lo, hi in zip(cuts, cuts[1:]):
+        rounds = _murmur_rounds(data, int(offsets[lo]), hi - lo, int(lengths[lo]),
+                                num_hashes, vector_size)
+        yield (slice(lo, hi) if order is None else order[lo:hi]), rounds
 
-    out = np.empty((num_hashes, len(keys)), np.uint32)
-    order = np.argsort(lengths, kind="stable")
-    sizes, starts = np.unique(lengths[order], return_index=True)
-    for size, lo, hi in zip(sizes, starts, [*starts[1:], len(order)]):
-        idx = order[lo:hi]
-        rows = data[offsets[idx, None] + np.arange(size)]
-        out[:, idx] = _murmur_chain(rows, num_hashes, vector_size)
-    return out
 
-
-def _murmur_chain(rows: np.ndarray, num_hashes: int, vector_size: int) -> np.ndarray:
-    """MurmurHash2 (Hadoop variant) of equal-length keys, each round seeded by the last.
+def _murmur_rounds(data: pa.Buffer, first: int, n: int, length: int, num_hashes: int,
+                   vector_size: int) -> Iterator[np.ndarray]:
+    """Bit positions (intp) of n keys of ``length`` bytes stored back to back from ``first``,
+    one array per round of Hadoop's chained MurmurHash2, each round seeded by the last.
 
     Only the seed changes between rounds, so the block mixing is done once per key.
     Tail bytes are sign-extended because Java bytes are signed; this matters for
     non-ASCII keys and is why the tail is not read as an unsigned integer.
+    The yielded array is reused by the next round.
     """
-    n, length = rows.shape
-    nblocks = length // 4
-    blocks = np.ascontiguousarray(rows[:, : nblocks * 4]).view("<u4").T.copy()
-    blocks *= _M
-    blocks ^= blocks >> 24
-    blocks *= _M
-    tail = np.zeros(n, np.uint32)
-    tail_cols = rows[:, nblocks * 4 :].T  # Hadoop folds these in reverse: last byte lowest
-    for shift, col in zip(range(8 * (len(tail_cols) - 1), -1, -8), tail_cols):
-        tail ^= (col.view(np.int8).astype(np.int32) << shift).view(np.uint32)
+    def column(dtype: str, at: int) -> np.ndarray:  # a view: the value at byte ``at`` of each key
+        return np.ndarray(n, dtype, data, first + at, (length,))
 
-    out = np.empty((num_hashes, n), np.uint32)
-    h = np.zeros(n, np.uint32)
-    for i in range(num_hashes):
+    nblocks, ntail = divmod(length, 4)
+    blocks = [column("<u4", 4 * j) * _M for j in range(nblocks)]  # contiguous copies
+    for block in blocks:
+        block ^= block >> 24
+        block *= _M
+    tail = np.zeros(n, np.uint32)
+    for j in range(ntail):  # Hadoop folds the tail in reverse: last byte lowest
+        signed = column("i1", 4 * nblocks + j).astype(np.int32)
+        tail ^= (signed << 8 * (ntail - 1 - j)).view(np.uint32)
+
+    size = np.uint32(vector_size)
+    h, scratch, positions = np.zeros(n, np.uint32), np.empty(n, np.uint32), np.empty(n, np.intp)
+    for _ in range(num_hashes):
         h ^= np.uint32(length)  # seed ^ length, the seed being the previous round's hash
         for block in blocks:
             h *= _M
             h ^= block
-        if length % 4:
+        if ntail:
             h ^= tail
             h *= _M
-        h ^= h >> 13
+        h ^= np.right_shift(h, 13, out=scratch)
         h *= _M
-        h ^= h >> 15
+        h ^= np.right_shift(h, 15, out=scratch)
         # Java: Math.abs(hash % bits) on a signed int; |INT_MIN| wraps to 2**31 as uint32.
-        np.remainder(np.abs(h.view(np.int32)).view(np.uint32), np.uint32(vector_size), out=out[i])
-    return out
+        # a - a // bits * bits, since numpy divides by a scalar far faster than it takes remainders.
+        magnitude = np.abs(h.view(np.int32)).view(np.uint32)
+        np.multiply(np.floor_divide(magnitude, size, out=scratch), size, out=scratch)
+        yield np.subtract(magnitude, scratch, out=positions)
 
 
 class BloomFilter:
-    """Rows of equal-geometry bit vectors; a key is present if all its bits are set in any row."""
+    """Rows of equal-geometry bit vectors; a key is present if all its bits are set in any row.
+
+    The rows live in one (capacity, vector_size) bool matrix, so the bits of keys bound for
+    different rows are set by a single scatter into its flat view.
+    """
 
     type_code: str
 
@@ -133,10 +165,19 @@ class BloomFilter:
             raise HoodieConfigError("vector_size and num_hashes must be positive")
         self.vector_size = vector_size
         self.num_hashes = num_hashes
-        self._rows = rows if rows is not None else [self._new_row()]
+        self._bits = np.array(rows, np.bool_) if rows else np.zeros((1, vector_size), np.bool_)
+        self._num_rows = len(self._bits)
 
-    def _new_row(self) -> np.ndarray:
-        return np.zeros(self.vector_size, np.bool_)
+    @property
+    def _rows(self) -> np.ndarray:
+        return self._bits[: self._num_rows]
+
+    def _add_row(self) -> None:
+        if self._num_rows == len(self._bits):  # double the capacity: growth stays amortized O(1)
+            grown = np.zeros((2 * self._num_rows, self.vector_size), np.bool_)
+            grown[: self._num_rows] = self._bits
+            self._bits = grown
+        self._num_rows += 1
 
     def _route(self, n: int) -> np.ndarray:
         """Row index for each of the next n keys, in insertion order."""
@@ -149,29 +190,38 @@ class BloomFilter:
         return bool(self.might_contain_many([key])[0])
 
     def add_keys(self, keys: Keys) -> None:
-        keys = _string_array(keys)
-        for start in range(0, len(keys), _CHUNK):
-            chunk = keys.slice(start, _CHUNK)
-            pos = _positions(chunk, self.num_hashes, self.vector_size)
-            routes = self._route(len(chunk))
-            for row in np.unique(routes):
-                self._rows[row][pos[:, routes == row].ravel()] = True
+        for batch in _batches(keys):
+            starts = self._route(len(batch)) * self.vector_size  # each key's row in the flat view
+            flat = self._bits.reshape(-1)
+            for which, rounds in _hash_groups(batch, self.num_hashes, self.vector_size):
+                group_starts = starts[which]
+                for positions in rounds:
+                    positions += group_starts
+                    flat[positions] = True
 
     def might_contain_many(self, keys: Keys) -> np.ndarray:
-        keys = _string_array(keys)
-        found = np.zeros(len(keys), np.bool_)
-        for start in range(0, len(keys), _CHUNK):
-            chunk = keys.slice(start, _CHUNK)
-            pos = _positions(chunk, self.num_hashes, self.vector_size)
-            for bits in self._rows:
-                found[start : start + len(chunk)] |= bits[pos].all(axis=0)
-        return found
+        flat = self._bits.reshape(-1)
+        row_starts = np.arange(self._num_rows)[:, None] * self.vector_size
+        found = []
+        for batch in _batches(keys):
+            batch_found = np.zeros(len(batch), np.bool_)
+            for which, rounds in _hash_groups(batch, self.num_hashes, self.vector_size):
+                hit = np.ones((self._num_rows, 1), np.bool_)  # per row, per key
+                for positions in rounds:
+                    hit = hit & flat[positions + row_starts]
+                    if not hit.any():
+                        break  # later rounds cannot bring a key back
+                batch_found[which] = hit.any(axis=0)
+            found.append(batch_found)
+        return np.concatenate(found) if found else np.zeros(0, np.bool_)
 
     def _header(self) -> bytes:
         return _HEADER.pack(_VERSION, self.num_hashes, _MURMUR, self.vector_size)
 
-    def _row_bytes(self, bits: np.ndarray) -> bytes:
-        return self._header() + np.packbits(bits, bitorder="little").tobytes()
+    def _rows_bytes(self) -> bytes:
+        """Every row as a SIMPLE filter: header plus its bits packed LSB-first."""
+        packed = np.packbits(self._rows, axis=1, bitorder="little")
+        return b"".join(self._header() + row.tobytes() for row in packed)
 
     def _to_bytes(self) -> bytes:
         raise NotImplementedError
@@ -190,7 +240,7 @@ class SimpleBloomFilter(BloomFilter):
         return np.zeros(n, np.intp)
 
     def _to_bytes(self) -> bytes:
-        return self._row_bytes(self._rows[0])
+        return self._rows_bytes()
 
 
 class DynamicBloomFilter(BloomFilter):
@@ -219,11 +269,11 @@ class DynamicBloomFilter(BloomFilter):
         while done < n:
             if self._reached_max:
                 take = n - done
-                routes[done:] = (self._cursor + np.arange(take)) % len(self._rows)
+                routes[done:] = (self._cursor + np.arange(take)) % self._num_rows
                 self._cursor += take
             elif self._active_count >= self.num_entries:
-                if len(self._rows) * self.num_entries < self.max_entries:
-                    self._rows.append(self._new_row())
+                if self._num_rows * self.num_entries < self.max_entries:
+                    self._add_row()
                     self._active_count = 0
                     continue
                 # Java hands this first overflow key to row 0 without advancing the cursor.
@@ -232,15 +282,15 @@ class DynamicBloomFilter(BloomFilter):
                 routes[done] = 0
             else:
                 take = min(self.num_entries - self._active_count, n - done)
-                routes[done : done + take] = len(self._rows) - 1
+                routes[done : done + take] = self._num_rows - 1
             self._active_count += take
             done += take
         return routes
 
     def _to_bytes(self) -> bytes:
         head = self._header() + _DYNAMIC_HEADER.pack(
-            self.num_entries, self._active_count, len(self._rows))
-        return head + b"".join(self._row_bytes(bits) for bits in self._rows)
+            self.num_entries, self._active_count, self._num_rows)
+        return head + self._rows_bytes()
 
 
 def create_bloom_filter(num_entries: int, fpp: float, filter_type: str = DYNAMIC_V0,

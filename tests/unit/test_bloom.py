@@ -228,6 +228,17 @@ def test_hash_positions_match_plain_python_reference():
         assert _set_bits(bloom.serialize()) == set(_reference_positions(key, 30, 2587966)), key
 
 
+@pytest.mark.parametrize("suffix", ["", "é", "ÿ€", "😀"])  # every tail length, signed tail bytes
+def test_equal_length_arrow_keys_match_plain_python_reference(suffix):
+    # Equal-length keys are hashed straight off the Arrow buffer; a slice starts mid-buffer.
+    keys = [f"{i:08d}{suffix}" for i in range(200)]
+    array = pa.array(["not-a-key", *keys], pa.string()).slice(1)
+    bloom = create_bloom_filter(60000, 1e-9, SIMPLE)
+    bloom.add_keys(array)
+    expected = set().union(*(_reference_positions(key, 30, 2587966) for key in keys))
+    assert _set_bits(bloom.serialize()) == expected
+
+
 def test_rejects_bad_input():
     bloom = create_bloom_filter(10, 0.01)
     with pytest.raises(HoodieValidationError):

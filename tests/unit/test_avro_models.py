@@ -5,7 +5,6 @@ import io
 import json
 import os
 import re
-import zipfile
 from pathlib import Path
 
 import fastavro
@@ -14,8 +13,8 @@ from fastavro.schema import to_parsing_canonical_form
 
 from hudi_engine.errors import HoodieTimelineError
 from hudi_engine.timeline import avro_models as am
+from tests.conftest import unzip_fixture
 
-FIXTURES = Path(os.environ.get("HUDI_RS_FIXTURES", "/work/shared/fixtures/hudi-rs-tables/sample_table"))
 
 COMMIT_ACTIONS = ("commit", "deltacommit", "replacecommit")
 V6_COMPLETED = re.compile(r"^(\d{17})\.(%s)$" % "|".join(COMMIT_ACTIONS))
@@ -28,15 +27,9 @@ NS = "org.apache.hudi.avro.model"
 
 
 def unzip_table(tmp_path: Path, relative_zip: str) -> Path:
-    """Extract a sample table (skipping macOS resource forks) and return its base path."""
-    zip_path = FIXTURES / relative_zip
-    if not zip_path.exists():
-        pytest.skip(f"fixture {zip_path} not available")
-    with zipfile.ZipFile(zip_path) as zf:
-        members = [m for m in zf.namelist() if not m.startswith("__MACOSX/")]
-        zf.extractall(tmp_path, members=members)
-    root = tmp_path / Path(relative_zip).stem
-    assert (root / ".hoodie" / "hoodie.properties").is_file(), f"unexpected layout in {zip_path}"
+    """A sample table written by real Hudi, extracted; fails when the fixture is missing."""
+    root = unzip_fixture(f"sample_table/{relative_zip}", tmp_path)
+    assert (root / ".hoodie" / "hoodie.properties").is_file(), f"unexpected layout in {relative_zip}"
     return root
 
 

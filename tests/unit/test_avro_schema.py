@@ -10,15 +10,14 @@ nullable (Spark's default), so the tests relax list elements back to nullable --
 from __future__ import annotations
 
 import json
-import os
 import re
-import zipfile
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from tests.conftest import unzip_fixture
 from hudi_engine.schema.avro import (
     META_FIELDS,
     OPERATION_FIELD,
@@ -31,7 +30,6 @@ from hudi_engine.schema.avro import (
     to_json,
 )
 
-FIXTURES = Path(os.environ.get("HUDI_RS_FIXTURES", "/work/shared/fixtures/hudi-rs-tables/sample_table")) / "cow"
 V6_TABLES = ("v6_simplekeygen_nonhivestyle", "v6_complexkeygen_hivestyle", "v6_nonpartitioned")
 
 
@@ -40,12 +38,8 @@ V6_TABLES = ("v6_simplekeygen_nonhivestyle", "v6_complexkeygen_hivestyle", "v6_n
 # --------------------------------------------------------------------------------------------------
 
 def unzip_table(tmp_path: Path, name: str) -> Path:
-    zip_path = FIXTURES / f"{name}.zip"
-    if not zip_path.exists():
-        pytest.skip(f"fixture {zip_path} not available")
-    with zipfile.ZipFile(zip_path) as zf:
-        zf.extractall(tmp_path, members=[m for m in zf.namelist() if not m.startswith("__MACOSX/")])
-    root = tmp_path / name
+    """A v6 COW table written by real Hudi, extracted; fails when the fixture is missing."""
+    root = unzip_fixture(f"sample_table/cow/{name}.zip", tmp_path)
     assert (root / ".hoodie" / "hoodie.properties").is_file()
     return root
 

@@ -6,13 +6,14 @@ import base64
 import random
 import struct
 import time
-import zipfile
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+
+from tests.conftest import unzip_fixture
 
 from hudi_engine.bloom import (
     DYNAMIC_V0,
@@ -24,7 +25,6 @@ from hudi_engine.bloom import (
 )
 from hudi_engine.errors import HoodieConfigError, HoodieError, HoodieValidationError
 
-FIXTURES = Path("/work/shared/fixtures/hudi-rs-tables/sample_table/cow")
 TABLES = ["v6_simplekeygen_nonhivestyle", "v6_complexkeygen_hivestyle"]
 
 # Keys of every UTF-8 width and every tail length (len % 4), to exercise the signed-byte tail.
@@ -47,9 +47,7 @@ def _base_files(root: Path) -> list[Path]:
 
 @pytest.fixture(params=TABLES)
 def base_files(request, tmp_path) -> list[Path]:
-    with zipfile.ZipFile(FIXTURES / f"{request.param}.zip") as archive:
-        archive.extractall(tmp_path)
-    files = _base_files(tmp_path)
+    files = _base_files(unzip_fixture(f"sample_table/cow/{request.param}.zip", tmp_path))
     assert files, "fixture has no base files"
     return files
 

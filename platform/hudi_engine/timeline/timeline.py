@@ -80,9 +80,18 @@ class Timeline:
         except FileNotFoundError:
             raise HoodieTimelineError(f"instant file of {instant} is missing") from None
 
+    @cached_property
+    def _metadata(self) -> dict[Instant, dict]:
+        return {}
+
     def commit_metadata(self, instant: Instant) -> dict:
-        """Commit/replacecommit metadata in the table-version-6 JSON shape, for either layout."""
-        return parse_commit_metadata(self.read_details(instant))
+        """Commit/replacecommit metadata in the table-version-6 JSON shape, for either layout.
+
+        Read once per timeline snapshot: a completed instant's file never changes, and one write
+        asks for the same commits several times (schema, record size, replaced file groups)."""
+        if instant not in self._metadata:
+            self._metadata[instant] = parse_commit_metadata(self.read_details(instant))
+        return self._metadata[instant]
 
     def latest_schema(self, until: str | None = None) -> str | None:
         """The Avro schema of the newest completed write that recorded one."""

@@ -41,9 +41,21 @@ class WriteContext:
         return pa.schema(META_SCHEMA + list(self.data_schema))
 
 
+def marker_dir(instant: str) -> str:
+    """Where a write's markers live: one empty file per data file it starts, so the files of a
+    failed or retried task can be found without guessing."""
+    return f"{META_DIR}/.temp/{instant}"
+
+
 def marker_path(instant: str, partition: str, file_name: str, io_type: str) -> str:
-    folder = f"{META_DIR}/.temp/{instant}" + (f"/{partition}" if partition else "")
+    folder = marker_dir(instant) + (f"/{partition}" if partition else "")
     return f"{folder}/{file_name}.marker.{io_type}"
+
+
+def marked_data_files(storage: Storage, instant: str) -> set[str]:
+    """Data files (relative to the base path) that the instant's markers name."""
+    root = marker_dir(instant)
+    return {m.path[len(root) + 1:].rsplit(".marker.", 1)[0] for m in storage.list(root, recursive=True)}
 
 
 def ensure_partition_metadata(storage: Storage, partition: str, instant: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Iterable
 
 from ..file_group.naming import new_file_id
 
@@ -47,10 +48,11 @@ class SizingPolicy:
     auto_split: bool
 
 
-def average_record_size(commit_stats: list[tuple[int, int]], policy: SizingPolicy) -> int:
+def average_record_size(commit_stats: Iterable[tuple[int, int]], policy: SizingPolicy) -> int:
     """Bytes per record from the newest commit that wrote enough bytes, as Hudi estimates it.
 
-    ``commit_stats`` holds (total bytes written, total records written) per commit, newest first."""
+    ``commit_stats`` yields (total bytes written, total records written) per commit, newest first;
+    it is consumed only up to the commit that decides, so it can read commit metadata lazily."""
     threshold = policy.small_file_limit * RECORD_SIZE_ESTIMATION_THRESHOLD
     for total_bytes, total_records in commit_stats:
         if total_bytes > threshold and total_records > 0:

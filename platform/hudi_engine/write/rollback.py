@@ -14,8 +14,8 @@ from ..table.meta_client import HoodieTable
 from ..timeline.avro_models import decode_instant_avro, encode_instant_avro
 from ..timeline.instant import ROLLBACK, WRITE_ACTIONS, Instant, State, new_instant_time
 from ..timeline.timeline import META_DIR
+from .base_file import marked_data_files, marker_dir
 
-TEMP_DIR = f"{META_DIR}/.temp"
 
 
 def rollback_failed_writes(table: HoodieTable) -> HoodieTable:
@@ -48,11 +48,7 @@ def rollback(table: HoodieTable, instant: Instant) -> Instant:
 def _rollback_requests(table: HoodieTable, instant: Instant) -> list[dict]:
     """Every data file the instant may have written: its markers plus any file named after it."""
     storage = table.storage
-    candidates = set()
-    marker_root = f"{TEMP_DIR}/{instant.timestamp}"
-    for marker in storage.list(marker_root, recursive=True):
-        rel = marker.path[len(marker_root) + 1:]
-        candidates.add(rel.rsplit(".marker.", 1)[0])
+    candidates = marked_data_files(storage, instant.timestamp)
     for info in storage.list("", recursive=True):
         if info.path.startswith(META_DIR + "/"):
             continue
@@ -91,7 +87,7 @@ def _execute(table: HoodieTable, rollback_instant: Instant, plan: dict) -> Insta
             storage.delete(rel)  # already gone after an earlier, interrupted attempt is fine
             entry["successDeleteFiles"].append(full)
             deleted_total += 1
-    storage.delete_dir(f"{TEMP_DIR}/{target['commitTime']}")
+    storage.delete_dir(marker_dir(target["commitTime"]))
     timeline.delete_pending_files(Instant(target["commitTime"], target["action"], State.REQUESTED))
     metadata = {
         "startRollbackTime": rollback_instant.timestamp,

@@ -26,11 +26,11 @@ from ..table.meta_client import HoodieTable, merge_mode
 from ..timeline.avro_models import encode_instant_avro
 from ..timeline.instant import COMMIT, REPLACE_COMMIT, Instant, State, new_instant_time
 from ..timeline.timeline import commit_metadata_json
-from .base_file import META_FIELDS, PARTITION_PATH, RECORD_KEY, WriteContext
+from .base_file import META_FIELDS, PARTITION_PATH, RECORD_KEY, WriteContext, marked_data_files, marker_dir
 from .commit import commit_metadata, totals, workload_profile
 from .merge import OP_COLUMN, MergeSpec
 from .planner import SizingPolicy, SmallFile, Target, average_record_size, plan_inserts
-from .rollback import TEMP_DIR, rollback, rollback_failed_writes
+from .rollback import rollback, rollback_failed_writes
 from .spark_jobs import cancel_and_wait, job_group
 from .tasks import KEY_HASH, STAT_SCHEMA, TARGET, BulkInsert, Prepare, WriteFileGroup
 
@@ -84,8 +84,7 @@ class _Write:
         self.action = REPLACE_COMMIT if self.is_replace else COMMIT
         self.instant = Instant(new_instant_time(table.timeline.last_instant_time),
                                self.action, State.REQUESTED)
-        self.view = table.fs_view()
-        self.latest = self.view.latest_file_slices()
+        self.latest = table.fs_view().latest_file_slices()
 
     # --- driver flow -----------------------------------------------------------------------------
     def run(self) -> str:
@@ -109,7 +108,7 @@ class _Write:
             meta = commit_metadata(stats, self.operation, self.schema_json, self.extra, replaced)
             inflight = self.instant.with_state(State.INFLIGHT)
             timeline.complete(inflight, commit_metadata_json(meta))
-            self.table.storage.delete_dir(f"{TEMP_DIR}/{self.instant.timestamp}")
+            self.table.storage.delete_dir(marker_dir(self.instant.timestamp))
         except BaseException as exc:
             self._abort()
             raise _user_error(exc) from exc
@@ -363,7 +362,7 @@ class _Write:
 
     def _avg_record_size(self) -> int:
         timeline = self.table.timeline
-        commits = [totals(timeline.commit_metadata(i)) for i in reversed(timeline.completed_writes())]
+        commits = (totals(timeline.commit_metadata(i)) for i in reversed(timeline.completed_writes()))
         return average_record_size(commits, self._sizing())
 
     def _inflight(self, profile: dict) -> None:
@@ -374,13 +373,9 @@ class _Write:
 
     def _finalize(self, stats: list[dict]) -> None:
         """Delete files that retried or speculative tasks left behind (markers not in the stats)."""
-        storage = self.table.storage
-        root = f"{TEMP_DIR}/{self.instant.timestamp}"
         committed = {s["path"] for s in stats}
-        for marker in storage.list(root, recursive=True):
-            data_path = marker.path[len(root) + 1:].rsplit(".marker.", 1)[0]
-            if data_path not in committed:
-                storage.delete(data_path)
+        for data_path in marked_data_files(self.table.storage, self.instant.timestamp) - committed:
+            self.table.storage.delete(data_path)
 
 
 def _existing_target(s: FileSlice) -> Target:

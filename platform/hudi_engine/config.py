@@ -165,6 +165,38 @@ BLOOM_DYNAMIC_MAX_ENTRIES = _prop("hoodie.bloom.index.filter.dynamic.max.entries
 ROLLBACK_PENDING = _prop("hoodie.cleaner.policy.failed.writes", "EAGER",
                          "When failed writes are rolled back.", choices=("EAGER", "LAZY", "NEVER"))
 
+# --- merge-on-read: log files and compaction ----------------------------------------------------
+LOGFILE_DATA_BLOCK_FORMAT = _prop("hoodie.logfile.data.block.format", "avro",
+                                  "Format of log data blocks.", choices=("avro", "parquet"))
+LOGFILE_MAX_SIZE = _prop("hoodie.logfile.max.size", 1073741824,
+                         "A log file rolls over to the next version past this many bytes.")
+LOGFILE_DATA_BLOCK_MAX_SIZE = _prop("hoodie.logfile.data.block.max.size", 268435456,
+                                    "Records of one write are split into data blocks of about this size.")
+LOGFILE_TO_PARQUET_COMPRESSION_RATIO = _prop(
+    "hoodie.logfile.to.parquet.compression.ratio", 0.35,
+    "Expected parquet size of log bytes, to size file groups that have log files.")
+COMPACT_INLINE = _prop("hoodie.compact.inline", False, "Schedule and run compaction after each write.")
+COMPACT_SCHEDULE_INLINE = _prop("hoodie.compact.schedule.inline", False,
+                                "Schedule compaction after each write, to be run by a separate job.")
+COMPACT_TRIGGER_STRATEGY = _prop("hoodie.compact.inline.trigger.strategy", "NUM_COMMITS",
+                                 "When a compaction is due.",
+                                 choices=("NUM_COMMITS", "NUM_COMMITS_AFTER_LAST_REQUEST",
+                                          "TIME_ELAPSED", "NUM_AND_TIME", "NUM_OR_TIME"))
+COMPACT_MAX_DELTA_COMMITS = _prop("hoodie.compact.inline.max.delta.commits", 5,
+                                  "Delta commits since the last compaction that make one due.")
+COMPACT_MAX_DELTA_SECONDS = _prop("hoodie.compact.inline.max.delta.seconds", 3600,
+                                  "Seconds since the last compaction that make one due.")
+COMPACTION_STRATEGY = _prop(
+    "hoodie.compaction.strategy",
+    "org.apache.hudi.table.action.compact.strategy.LogFileSizeBasedCompactionStrategy",
+    "Which file groups a compaction plan takes, and in what order.")
+COMPACTION_TARGET_IO = _prop("hoodie.compaction.target.io", 512000,
+                             "MB of I/O one compaction may plan (bounded strategies).")
+COMPACTION_LOGFILE_SIZE_THRESHOLD = _prop("hoodie.compaction.logfile.size.threshold", 0,
+                                          "Only file groups with at least this many log bytes.")
+COMPACTION_LOGFILE_NUM_THRESHOLD = _prop("hoodie.compaction.logfile.num.threshold", 0,
+                                         "Only file groups with at least this many log files.")
+
 # --- read -----------------------------------------------------------------------------------------
 QUERY_TYPE = _prop("hoodie.datasource.query.type", "snapshot", "Query type.",
                    choices=("snapshot", "incremental", "read_optimized"))
@@ -176,6 +208,9 @@ INCR_SCHEMA_USE_END_INSTANT = _prop(
     "hoodie.datasource.read.schema.use.end.instanttime", False,
     "Incremental reads use the schema as of the end instant instead of the latest.")
 AS_OF_INSTANT = _prop("as.of.instant", None, "Time travel to this instant.")
+MERGE_TYPE = _prop("hoodie.datasource.merge.type", "payload_combine",
+                   "Merge-on-read: merge log records into base rows, or return them as found.",
+                   choices=("payload_combine", "skip_merge"))
 
 
 class HoodieConfig:

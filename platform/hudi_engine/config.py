@@ -141,6 +141,9 @@ SIMPLE_INDEX_UPDATE_PARTITION_PATH = _prop(
 PARQUET_MAX_FILE_SIZE = _prop("hoodie.parquet.max.file.size", 125829120, "Target base file size.")
 PARQUET_SMALL_FILE_LIMIT = _prop("hoodie.parquet.small.file.limit", 104857600,
                                  "Files smaller than this receive new inserts; 0 disables.")
+SMALL_FILE_GROUP_CANDIDATES_LIMIT = _prop(
+    "hoodie.merge.small.file.group.candidates.limit", 1,
+    "Merge-on-read: how many small file groups (without log files) per partition take inserts.")
 PARQUET_COMPRESSION = _prop("hoodie.parquet.compression.codec", "gzip", "Parquet codec.")
 PARQUET_BLOCK_SIZE = _prop("hoodie.parquet.block.size", 125829120, "Parquet row group size.")
 PARQUET_PAGE_SIZE = _prop("hoodie.parquet.page.size", 1048576, "Parquet page size.")

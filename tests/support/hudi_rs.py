@@ -7,9 +7,11 @@ from hudi import HudiQueryType, HudiReadOptions, HudiTableBuilder
 
 
 def hudi_rs_read(base_path, *, as_of: str | None = None, begin: str | None = None,
-                 end: str | None = None) -> pa.Table:
+                 end: str | None = None, read_optimized: bool = False) -> pa.Table:
     table = HudiTableBuilder.from_base_uri(str(base_path)).build()
     options = HudiReadOptions()
+    if read_optimized:
+        options = options.with_hudi_option("hoodie.read.use.read_optimized.mode", "true")
     if begin is not None:
         options = options.with_query_type(HudiQueryType.Incremental).with_start_timestamp(begin)
         if end is not None:

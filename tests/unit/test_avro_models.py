@@ -307,3 +307,66 @@ def test_avro_commit_metadata_keeps_delta_fields_when_a_log_write_sets_them():
     assert stat["baseFile"] == "f-0_0-1-1_1.parquet" and stat["logFiles"] == [".f-0_1.log.1_0-1-1"]
     assert stat["logVersion"] == 1 and stat["numDeletes"] is None
     assert md["partitionToReplaceFileIds"] == {} and md["compacted"] is False and md["extraMetadata"] == {}
+
+
+# Every fixture holding a compaction plan: its own (MOR) or its metadata table's; (zip, plans in it).
+ZIPS_WITH_COMPACTION_PLANS = [
+    ("quickstart_trips_table/mor/avro/v8_trips_8i3u1d.zip", 2),
+    ("quickstart_trips_table/mor/avro/v9_trips_lance.zip", 1),
+    ("sample_table/cow/v9_lance_txns_nonpart.zip", 1),
+    ("sample_table/cow/v9_lance_txns_simple.zip", 1),
+    ("sample_table/cow/v9_txns_complex_meta.zip", 1),
+    ("sample_table/cow/v9_txns_nonpart_meta.zip", 1),
+    ("sample_table/cow/v9_txns_simple_meta.zip", 1),
+    ("sample_table/mor/avro/v9_txns_complex_meta.zip", 2),
+    ("sample_table/mor/avro/v9_txns_complex_nometa.zip", 1),
+    ("sample_table/mor/avro/v9_txns_nonpart_meta.zip", 2),
+    ("sample_table/mor/avro/v9_txns_nonpart_nometa.zip", 1),
+    ("sample_table/mor/avro/v9_txns_simple_meta.zip", 2),
+    ("sample_table/mor/avro/v9_txns_simple_nometa.zip", 1),
+]
+
+
+def _without_docs(schema):
+    if isinstance(schema, dict):
+        return {k: _without_docs(v) for k, v in schema.items() if k != "doc"}
+    if isinstance(schema, list):
+        return [_without_docs(v) for v in schema]
+    return schema
+
+
+@pytest.mark.parametrize("zip_name,count", ZIPS_WITH_COMPACTION_PLANS, ids=[z for z, _ in ZIPS_WITH_COMPACTION_PLANS])
+def test_compaction_plans_from_hudi_reencode_to_identical_bytes(tmp_path, zip_name, count):
+    root = unzip_fixture(zip_name, tmp_path)
+    plans = sorted(root.rglob("*.compaction.requested"))
+    assert len(plans) == count
+    for f in plans:
+        raw = f.read_bytes()
+        theirs = am.writer_schema(raw)
+        # The schema Java embeds equals ours except for two "doc" strings on HoodieCompactionStrategy.
+        assert json.dumps(_without_docs(theirs), separators=(",", ":")) == json.dumps(
+            am.schema_for(am.COMPACTION_PLAN), separators=(",", ":")), f
+        assert am.full_names(theirs) == [f"{NS}.HoodieCompactionPlan", f"{NS}.HoodieCompactionOperation",
+                                         f"{NS}.HoodieCompactionStrategy"]
+        record = am.decode_instant_avro(raw)
+        ours = am.encode_instant_avro("HoodieCompactionPlan", record, sync_marker=raw[-am.SYNC_SIZE:])
+        assert _sync_split(ours)[1:] == _sync_split(raw)[1:], f
+        assert record["version"] == 2 and record["strategy"] is None
+        assert record["preserveHoodieMetadata"] is False and record["missingSchedulePartitions"] == []
+        for op in record["operations"]:
+            # Version 2 plans name files; the partition path says where they are.
+            assert "/" not in (op["dataFilePath"] or "") and all("/" not in p for p in op["deltaFilePaths"])
+            assert (f.parents[2] / op["partitionPath"]).is_dir()  # table of the timeline
+        assert f.with_name(f.name.replace(".requested", ".inflight")).read_bytes() == b""
+
+
+def test_compaction_plan_defaults_fill_like_javas_builder():
+    plan = {"operations": [{"baseInstantTime": "1", "fileId": "f-0"}]}
+    decoded = am.decode_instant_avro(am.encode_instant_avro(am.COMPACTION_PLAN, plan))
+    assert decoded == {
+        "operations": [{"baseInstantTime": "1", "deltaFilePaths": None, "dataFilePath": None, "fileId": "f-0",
+                        "partitionPath": None, "metrics": None, "bootstrapFilePath": None}],
+        "extraMetadata": None, "version": 1, "strategy": None, "preserveHoodieMetadata": False,
+        "missingSchedulePartitions": None}
+    with pytest.raises(ValueError, match="missing field 'fileId'"):
+        am.encode_instant_avro(am.COMPACTION_PLAN, {"operations": [{"baseInstantTime": "1"}]})

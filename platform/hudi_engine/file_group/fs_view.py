@@ -27,6 +27,12 @@ class LogFile:
     instant: str
     version: int
     size: int
+    write_token: str = ""
+
+    @property
+    def order(self) -> tuple[str, int, str]:
+        """Hudi's log file order within a slice: instant, version, then write token."""
+        return self.instant, self.version, self.write_token
 
 
 @dataclass
@@ -93,24 +99,36 @@ class FileSystemView:
                 continue
             log = parse_log_file_name(name)
             if log is not None and not log.is_cdc:
-                logs.append((partition, LogFile(f.path, log.file_id, log.instant, log.version, f.size)))
+                logs.append((partition, LogFile(f.path, log.file_id, log.instant, log.version, f.size,
+                                                 log.write_token or "")))
         self._attach_logs(slices, logs, as_of)
         replaced = set() if include_replaced else self.replaced_file_groups(as_of)
         groups = []
         for (partition, file_id), by_instant in slices.items():
             if (partition, file_id) in replaced:
                 continue
-            groups.append(FileGroup(partition, file_id, [by_instant[k] for k in sorted(by_instant)]))
+            groups.append(FileGroup(partition, file_id, _fold_baseless(
+                [by_instant[k] for k in sorted(by_instant)])))
         return sorted(groups, key=lambda g: (g.partition, g.file_id))
 
     def _attach_logs(self, slices, logs, as_of) -> None:
-        """Log files join the slice of the latest base instant at or before theirs; a log written
-        before any base file (or to a log-only group) forms a slice of its own."""
-        for partition, log in sorted(logs, key=lambda x: (x[1].instant, x[1].version)):
+        """Each log file joins the slice it was written against.
+
+        Table version 6 names a log file after its slice's base instant, so it joins the latest
+        base at or before that name. Hudi 1.x names it after its own delta commit and slices by
+        completion time: it joins the latest base requested before that commit completed (a
+        pending one joins the latest slice). A log with no base before it starts a slice."""
+        by_completion = self.timeline.layout_version >= 2
+        for partition, log in sorted(logs, key=lambda x: x[1].order):
             if as_of is not None and log.instant > as_of:
                 continue
             group = slices[(partition, log.file_id)]
-            bases = [k for k in group if k <= log.instant]
+            if by_completion:
+                instant = self.timeline.get(log.instant)
+                done = instant.completion_time if instant is not None and instant.is_completed else None
+                bases = [k for k in group if done is None or k < done]
+            else:
+                bases = [k for k in group if k <= log.instant]
             key = max(bases) if bases else log.instant
             group.setdefault(key, FileSlice(partition, log.file_id, key)).log_files.append(log)
         for key in [k for k, g in slices.items() if not g]:
@@ -119,3 +137,18 @@ class FileSystemView:
     def latest_file_slices(self, as_of: str | None = None,
                            partitions: set[str] | None = None) -> list[FileSlice]:
         return [g.latest_slice() for g in self.file_groups(as_of, partitions) if g.slices]
+
+
+def _fold_baseless(slices: list[FileSlice]) -> list[FileSlice]:
+    """A slice with logs but no committed base file after an earlier slice is a compaction not
+    finished (as of the query): its logs still merge onto the earlier base, as Hudi's merged
+    file slice view does."""
+    folded: list[FileSlice] = []
+    for s in slices:
+        if s.base_file is None and folded:
+            prev = folded[-1]
+            folded[-1] = FileSlice(prev.partition, prev.file_id, prev.base_instant, prev.base_file,
+                                   sorted(prev.log_files + s.log_files, key=lambda f: f.order))
+        else:
+            folded.append(s)
+    return folded

@@ -60,7 +60,7 @@ class _HudiReader(DataSourceReader):
             return
         file_slice = self.plan.slices[partition.value]
         table = read_file_slice(Storage(self.base_path), file_slice, self.plan.schema,
-                                self.plan.commit_times)
+                                self.plan.commit_times, self.plan.merge)
         yield from table.to_batches()
 
 

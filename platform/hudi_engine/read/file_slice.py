@@ -1,22 +1,97 @@
-"""Reading one file slice into Arrow, with no engine: used by the ``hudi`` data source's tasks and
-by in-process reads."""
+"""Reading one file slice into Arrow, with no engine: the unit of work of merge-on-read queries,
+the ``hudi`` data source's tasks and compaction. One task holds one file group's merge."""
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..file_group.fs_view import FileSlice
+from ..file_group.log_file import BlockType, data_block_records, delete_block_keys
+from ..file_group.log_scanner import Visibility, read_valid_blocks
+from ..keygen import KeyGenerator
 from ..schema.avro import META_FIELDS
 from ..storage import Storage
 from ..write.base_file import conform
+from ..write.merge import RECORD_KEY, MergeSpec
+from .log_merge import DATA, DELETES, LogPart, merge_slice, unmerged_slice
+
+COMMIT_TIME = META_FIELDS[0]
+
+
+@dataclass(frozen=True)
+class SliceMerge:
+    """How a query combines a slice's base file and log files."""
+    visibility: Visibility
+    spec: MergeSpec
+    skip_merge: bool = False       # hoodie.datasource.merge.type=skip_merge
+    keygen: KeyGenerator | None = None   # tables without meta columns derive keys from the data
 
 
 def read_file_slice(storage: Storage, file_slice: FileSlice, schema: pa.Schema,
-                    commit_times: tuple[str, ...] | None = None) -> pa.Table:
-    if file_slice.base_file is None:
+                    commit_times: tuple[str, ...] | None = None,
+                    how: SliceMerge | None = None) -> pa.Table:
+    """The slice's rows in ``schema``; with ``how`` its log files are merged in, without it (read
+    optimized, copy-on-write) the base file alone is read."""
+    table, _ = slice_rows(storage, file_slice, schema, how)
+    if table is None:
         return schema.empty_table()
-    table = pq.read_table(storage.full(file_slice.base_file.path), filesystem=storage.fs)
-    if commit_times is not None:
-        table = table.filter(pc.is_in(table[META_FIELDS[0]], value_set=pa.array(commit_times, pa.string())))
+    if commit_times is not None and COMMIT_TIME in table.column_names:
+        table = table.filter(pc.is_in(table[COMMIT_TIME], value_set=pa.array(commit_times, pa.string())))
     return conform(table, schema)
+
+
+def slice_rows(storage: Storage, file_slice: FileSlice, schema: pa.Schema,
+               how: SliceMerge | None) -> tuple[pa.Table | None, list[LogPart]]:
+    """The slice's rows (None when it has none) and the log records that went into them."""
+    work = _work_schema(schema, how)
+    base = None
+    if file_slice.base_file is not None:
+        base = conform(pq.read_table(storage.full(file_slice.base_file.path), filesystem=storage.fs), work)
+        base = _with_keys(base, how)
+    if how is None or not file_slice.log_files:
+        return base, []
+    parts = log_parts(storage, file_slice, work, how)
+    return (unmerged_slice(base, parts) if how.skip_merge else merge_slice(base, parts, how.spec)), parts
+
+
+def log_parts(storage: Storage, file_slice: FileSlice, work: pa.Schema, how: SliceMerge) -> list[LogPart]:
+    """The records of the slice's valid log blocks, in log order, in the ``work`` schema."""
+    parts = []
+    for block in read_valid_blocks(storage, file_slice.log_files, how.visibility):
+        if block.block_type == BlockType.DELETE_BLOCK:
+            parts.append(LogPart(DELETES, _deleted_keys(delete_block_keys(block), work, how.spec)))
+        elif block.block_type in (BlockType.AVRO_DATA_BLOCK, BlockType.PARQUET_DATA_BLOCK):
+            parts.append(LogPart(DATA, _with_keys(conform(data_block_records(block), work), how)))
+    return parts
+
+
+def _work_schema(schema: pa.Schema, how: SliceMerge | None) -> pa.Schema:
+    """The query's columns plus what merging needs: the record key and the ordering field."""
+    if how is None:
+        return schema
+    fields = list(schema)
+    if RECORD_KEY not in schema.names:
+        fields.append(pa.field(RECORD_KEY, pa.string()))
+    return pa.schema(fields)
+
+
+def _with_keys(table: pa.Table, how: SliceMerge | None) -> pa.Table:
+    """Tables written without meta columns: make the record key from the data, as Hudi does."""
+    if how is None or how.keygen is None:
+        return table
+    keys = how.keygen.record_keys(table)
+    return table.set_column(table.schema.get_field_index(RECORD_KEY), RECORD_KEY, keys)
+
+
+def _deleted_keys(keys: pa.Table, work: pa.Schema, spec: MergeSpec) -> pa.Table:
+    columns = {RECORD_KEY: keys["record_key"]}
+    ordering = spec.ordering_field
+    if ordering and ordering in work.names and "ordering_value" in keys.column_names:
+        try:
+            columns[ordering] = keys["ordering_value"].cast(work.field(ordering).type)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            columns[ordering] = pa.nulls(keys.num_rows, work.field(ordering).type)
+    return pa.table(columns)

@@ -10,9 +10,13 @@ from .. import config as C
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError, HoodieTimelineError
 from ..file_group.fs_view import FileSlice
+from ..file_group.log_scanner import Visibility
+from ..keygen import key_generator_from_config
 from ..schema.avro import META_FIELDS, avro_to_arrow
-from ..table.meta_client import HoodieTable
+from ..table.meta_client import HoodieTable, merge_mode
 from ..timeline.instant import normalize_instant
+from ..write.merge import MergeSpec
+from .file_slice import SliceMerge
 
 
 @dataclass(frozen=True)
@@ -20,10 +24,19 @@ class ReadPlan:
     slices: tuple[FileSlice, ...]
     schema: pa.Schema                # columns returned, meta columns first when the table has them
     commit_times: tuple[str, ...] | None = None   # incremental: keep rows of these commits only
+    merge: SliceMerge | None = None  # merge-on-read: how log files join base files; None = base only
+
+    def merges(self, file_slice: FileSlice) -> bool:
+        return self.merge is not None and bool(file_slice.log_files)
 
     @property
     def base_paths(self) -> list[str]:
-        return [s.base_file.path for s in self.slices if s.base_file]
+        """Base files read as they are (slices with nothing to merge)."""
+        return [s.base_file.path for s in self.slices if s.base_file and not self.merges(s)]
+
+    @property
+    def merged_slices(self) -> tuple[FileSlice, ...]:
+        return tuple(s for s in self.slices if self.merges(s))
 
 
 def plan_read(table: HoodieTable, options: dict | None = None) -> ReadPlan:
@@ -40,7 +53,27 @@ def plan_read(table: HoodieTable, options: dict | None = None) -> ReadPlan:
             return ReadPlan((), table_schema(table, as_of))
         as_of = last.timestamp
     slices = table.fs_view().latest_file_slices(as_of=as_of)
-    return ReadPlan(tuple(slices), table_schema(table, as_of))
+    if query == "read_optimized":
+        return ReadPlan(tuple(s for s in slices if s.base_file), table_schema(table, as_of))
+    return ReadPlan(tuple(slices), table_schema(table, as_of), merge=slice_merge(table, cfg, as_of))
+
+
+def slice_merge(table: HoodieTable, cfg: HoodieConfig, as_of: str | None) -> SliceMerge | None:
+    """How this table's slices merge their logs (None for copy-on-write: nothing to merge)."""
+    if table.table_type != "MERGE_ON_READ":
+        return None
+    timeline = table.timeline
+    visibility = Visibility(frozenset(i.timestamp for i in timeline.completed_writes(until=as_of)),
+                            timeline.instants[0].timestamp if timeline.instants else None, as_of)
+    return SliceMerge(visibility, merge_spec(table),
+                      skip_merge=cfg.get_str(C.MERGE_TYPE).lower() == "skip_merge",
+                      keygen=None if table.populate_meta_fields else key_generator_from_config(table.config))
+
+
+def merge_spec(table: HoodieTable) -> MergeSpec:
+    ordering = table.config.get_str(C.PRECOMBINE_FIELD)
+    ordering = ordering.split(",")[0].strip() if ordering else None
+    return MergeSpec(ordering, True, merge_mode(table.config) == "EVENT_TIME_ORDERING")
 
 
 def _incremental(table: HoodieTable, cfg: HoodieConfig) -> ReadPlan:
@@ -74,7 +107,7 @@ def _incremental(table: HoodieTable, cfg: HoodieConfig) -> ReadPlan:
     groups = table.fs_view().file_groups(as_of=as_of, partitions={p for p, _ in touched})
     slices = [g.latest_slice() for g in groups if (g.partition, g.file_id) in touched and g.slices]
     return ReadPlan(tuple(slices), table_schema(table, schema_as_of and as_of),
-                    tuple(sorted(i.timestamp for i in commits)))
+                    tuple(sorted(i.timestamp for i in commits)), slice_merge(table, cfg, as_of))
 
 
 def table_schema(table: HoodieTable, as_of: str | None = None) -> pa.Schema:

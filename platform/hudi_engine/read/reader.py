@@ -1,7 +1,8 @@
 """``read(spark, base_path, options)``: Hudi queries as Spark DataFrames.
 
-Copy-on-write slices are plain parquet, so Spark's own vectorized reader scans them; the plan
-(which files, which commit window) is Hudi's and comes from :mod:`.plan`.
+Base files with nothing to merge are plain parquet, so Spark's own vectorized reader scans them;
+file slices with log files are merged by one task each, in Arrow (:mod:`.file_slice`). The plan
+(which files, which commit window, how to merge) is Hudi's and comes from :mod:`.plan`.
 """
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from ..schema.avro import META_FIELDS
+from ..storage import Storage
 from ..table.meta_client import HoodieTable
+from .file_slice import read_file_slice
 from .plan import ReadPlan, plan_read
 
 COMMIT_TIME = META_FIELDS[0]
@@ -26,9 +29,9 @@ def read(spark: SparkSession, base_path: str, options: dict | None = None) -> Da
 
 def scan(spark: SparkSession, table: HoodieTable, plan: ReadPlan) -> DataFrame:
     schema = from_arrow_schema(plan.schema)
+    df = _merged_scan(spark, table, plan) if plan.merged_slices else None
     if not plan.base_paths:
-        return spark.createDataFrame([], schema)
-    df = None
+        return df if df is not None else spark.createDataFrame([], schema)
     for read_schema, casts, paths in _scan_groups(table, plan):
         part = spark.read.schema(from_arrow_schema(read_schema)).parquet(
             *[table.storage.uri(p) for p in paths])
@@ -41,6 +44,27 @@ def scan(spark: SparkSession, table: HoodieTable, plan: ReadPlan) -> DataFrame:
     return df
 
 
+class _ReadSlices:
+    """Executor side of a merged scan: each task reads the slices whose indexes it receives."""
+
+    def __init__(self, base_path: str, plan: ReadPlan):
+        self.base_path, self.plan = base_path, plan
+
+    def __call__(self, batches):
+        storage, plan = Storage(self.base_path), self.plan
+        slices = plan.merged_slices
+        for batch in batches:
+            for index in batch.column(0).to_pylist():
+                table = read_file_slice(storage, slices[index], plan.schema, plan.commit_times, plan.merge)
+                yield from table.to_batches()
+
+
+def _merged_scan(spark: SparkSession, table: HoodieTable, plan: ReadPlan) -> DataFrame:
+    count = len(plan.merged_slices)
+    indexes = spark.range(count, numPartitions=max(1, min(count, spark.sparkContext.defaultParallelism * 4)))
+    return indexes.mapInArrow(_ReadSlices(table.base_path, plan), from_arrow_schema(plan.schema))
+
+
 def _scan_groups(table: HoodieTable, plan: ReadPlan) -> list[tuple[pa.Schema, set[str], list[str]]]:
     """Base files grouped by how they store the table's columns, one Spark scan per group.
 
@@ -50,7 +74,7 @@ def _scan_groups(table: HoodieTable, plan: ReadPlan) -> list[tuple[pa.Schema, se
     commit share a writer schema, so one footer per commit tells: metadata only, no rows."""
     by_instant: dict[str, list[str]] = {}
     for s in plan.slices:
-        if s.base_file:
+        if s.base_file and not plan.merges(s):
             by_instant.setdefault(s.base_instant, []).append(s.base_file.path)
     groups: dict[tuple, tuple[pa.Schema, set[str], list[str]]] = {}
     for paths in by_instant.values():

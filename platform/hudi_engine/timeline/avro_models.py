@@ -14,6 +14,8 @@ Which files hold what (observed in Hudi 0.14/0.15 and 1.x tables):
 * table versions 8 and 9 (``.hoodie/timeline/``, completed files ``<ts>_<completion ts>.<action>``):
   everything non-empty is Avro, commits included (``HoodieCommitMetadata``,
   ``HoodieReplaceCommitMetadata``).
+* every version: ``.compaction.requested`` is Avro ``HoodieCompactionPlan``, ``.compaction.inflight``
+  is empty, and the completed compaction is a ``commit`` (JSON or Avro commit metadata as above).
 """
 from __future__ import annotations
 
@@ -168,6 +170,37 @@ def requested_replace_metadata_schema() -> dict:
     ], top_level=True)
 
 
+# --- compaction --------------------------------------------------------------------------------
+
+def compaction_plan_schema() -> dict:
+    """``HoodieCompactionPlan``: content of ``<ts>.compaction.requested`` (and ``.logcompaction.requested``).
+
+    The 1.x shape, the one real plans carry; 0.x readers resolve it against their shorter schema.
+    """
+    operation = _record("HoodieCompactionOperation", [
+        _field("baseInstantTime", ["null", _string()]),  # Hudi gives this one no default
+        _optional("deltaFilePaths", _array(_string())),
+        _optional("dataFilePath", _string()),
+        _field("fileId", ["null", _string()]),  # nor this one
+        _optional("partitionPath", _string()),
+        _optional("metrics", _map("double")),
+        _optional("bootstrapFilePath", _string()),
+    ])
+    strategy = _record("HoodieCompactionStrategy", [
+        _optional("compactorClassName", _string()),
+        _optional("strategyParams", _map(_string())),
+        _version(),
+    ])
+    return _record("HoodieCompactionPlan", [
+        _optional("operations", _array(operation)),
+        _optional("extraMetadata", _map(_string())),
+        _version(),
+        _optional("strategy", strategy),
+        _field("preserveHoodieMetadata", ["boolean", "null"], False),
+        _optional("missingSchedulePartitions", _array(_string())),
+    ], top_level=True)
+
+
 # --- commit metadata (Hudi 1.x) ----------------------------------------------------------------
 
 # Write-stat fields only a delta (log) write fills; the 0.x JSON omits them for base-file writes.
@@ -228,6 +261,7 @@ ROLLBACK_METADATA = "rollback_metadata"
 REQUESTED_REPLACE_METADATA = "requested_replace_metadata"
 COMMIT_METADATA = "commit_metadata"
 REPLACE_COMMIT_METADATA = "replace_commit_metadata"
+COMPACTION_PLAN = "compaction_plan"
 
 _SCHEMA_FACTORIES = {
     ROLLBACK_PLAN: rollback_plan_schema,
@@ -235,6 +269,7 @@ _SCHEMA_FACTORIES = {
     REQUESTED_REPLACE_METADATA: requested_replace_metadata_schema,
     COMMIT_METADATA: commit_metadata_schema,
     REPLACE_COMMIT_METADATA: replace_commit_metadata_schema,
+    COMPACTION_PLAN: compaction_plan_schema,
 }
 SCHEMAS: dict[str, dict] = {kind: factory() for kind, factory in _SCHEMA_FACTORIES.items()}
 # Callers may also name a kind by Hudi's record name, short or full.

@@ -52,10 +52,15 @@ def marker_path(instant: str, partition: str, file_name: str, io_type: str) -> s
     return f"{folder}/{file_name}.marker.{io_type}"
 
 
-def marked_data_files(storage: Storage, instant: str) -> set[str]:
-    """Data files (relative to the base path) that the instant's markers name."""
+def marked_files(storage: Storage, instant: str) -> dict[str, str]:
+    """Data files (relative to the base path) that the instant's markers name → their I/O type
+    (CREATE, MERGE or APPEND)."""
     root = marker_dir(instant)
-    return {m.path[len(root) + 1:].rsplit(".marker.", 1)[0] for m in storage.list(root, recursive=True)}
+    return dict(m.path[len(root) + 1:].rsplit(".marker.", 1) for m in storage.list(root, recursive=True))
+
+
+def marked_data_files(storage: Storage, instant: str) -> set[str]:
+    return set(marked_files(storage, instant))
 
 
 def ensure_partition_metadata(storage: Storage, partition: str, instant: str) -> None:

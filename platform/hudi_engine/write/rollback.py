@@ -1,7 +1,9 @@
 """Rolling back writes that never completed (EAGER failed-writes policy): plan, delete, record.
 
 A rollback is itself an instant (requested → inflight → completed) so a rollback killed half way
-is finished by the next writer from its plan.
+is finished by the next writer from its plan. Base files the failed instant wrote are deleted;
+log files it appended to get a rollback command block (as Hudi does for table version 6), which
+tells readers to skip its blocks. A rolled back compaction returns to requested, to run again.
 """
 from __future__ import annotations
 
@@ -9,13 +11,13 @@ import posixpath
 import time
 from collections import defaultdict
 
+from ..file_group.log_file import UNKNOWN_WRITE_TOKEN, LogWriter, rollback_command_block
 from ..file_group.naming import parse_base_file_name, parse_log_file_name
 from ..table.meta_client import HoodieTable
 from ..timeline.avro_models import decode_instant_avro, encode_instant_avro
-from ..timeline.instant import ROLLBACK, WRITE_ACTIONS, Instant, State, new_instant_time
+from ..timeline.instant import COMPACTION, ROLLBACK, WRITE_ACTIONS, Instant, State, new_instant_time
 from ..timeline.timeline import META_DIR
-from .base_file import marked_data_files, marker_dir
-
+from .base_file import marked_files, marker_dir
 
 
 def rollback_failed_writes(table: HoodieTable) -> HoodieTable:
@@ -46,9 +48,12 @@ def rollback(table: HoodieTable, instant: Instant) -> Instant:
 
 
 def _rollback_requests(table: HoodieTable, instant: Instant) -> list[dict]:
-    """Every data file the instant may have written: its markers plus any file named after it."""
+    """Every data file the instant may have written: its markers plus any file named after it.
+    Log files it appended to (APPEND markers) keep their bytes and get a command block instead."""
     storage = table.storage
-    candidates = marked_data_files(storage, instant.timestamp)
+    marked = marked_files(storage, instant.timestamp)
+    appended = {path for path, io_type in marked.items() if io_type == "APPEND" and storage.exists(path)}
+    candidates = set(marked) - appended
     for info in storage.list("", recursive=True):
         if info.path.startswith(META_DIR + "/"):
             continue
@@ -63,9 +68,17 @@ def _rollback_requests(table: HoodieTable, instant: Instant) -> list[dict]:
         parsed = parse_base_file_name(name) or parse_log_file_name(name)
         file_id = parsed.file_id if parsed else ""
         by_group[(posixpath.dirname(path), file_id)].append(storage.full(path))
-    return [{"partitionPath": partition, "fileId": file_id, "latestBaseInstant": instant.timestamp,
-             "filesToBeDeleted": files, "logBlocksToBeDeleted": {}}
-            for (partition, file_id), files in sorted(by_group.items())]
+    requests = [{"partitionPath": partition, "fileId": "", "latestBaseInstant": "",
+                 "filesToBeDeleted": files, "logBlocksToBeDeleted": {}}
+                for (partition, _), files in sorted(by_group.items())]
+    logs: dict[tuple[str, str, str], dict[str, int]] = defaultdict(dict)
+    for path in sorted(appended):
+        log = parse_log_file_name(posixpath.basename(path))
+        logs[(posixpath.dirname(path), log.file_id, log.instant)][storage.uri(path)] = storage.size(path)
+    requests += [{"partitionPath": partition, "fileId": file_id, "latestBaseInstant": base_instant,
+                  "filesToBeDeleted": [], "logBlocksToBeDeleted": blocks}
+                 for (partition, file_id, base_instant), blocks in sorted(logs.items())]
+    return requests
 
 
 def _execute(table: HoodieTable, rollback_instant: Instant, plan: dict) -> Instant:
@@ -87,8 +100,16 @@ def _execute(table: HoodieTable, rollback_instant: Instant, plan: dict) -> Insta
             storage.delete(rel)  # already gone after an earlier, interrupted attempt is fine
             entry["successDeleteFiles"].append(full)
             deleted_total += 1
+        if request["logBlocksToBeDeleted"]:
+            entry["logFilesFromFailedCommit"].update(request["logBlocksToBeDeleted"])
+            entry["rollbackLogFiles"].update(_append_rollback_block(
+                table, request, target["commitTime"], rollback_instant.timestamp))
     storage.delete_dir(marker_dir(target["commitTime"]))
-    timeline.delete_pending_files(Instant(target["commitTime"], target["action"], State.REQUESTED))
+    pending = Instant(target["commitTime"], target["action"], State.REQUESTED)
+    if target["action"] == COMPACTION:
+        storage.delete(timeline.path_of(pending.with_state(State.INFLIGHT)))
+    else:
+        timeline.delete_pending_files(pending)
     metadata = {
         "startRollbackTime": rollback_instant.timestamp,
         "timeTakenInMillis": int((time.monotonic() - started) * 1000),
@@ -99,3 +120,16 @@ def _execute(table: HoodieTable, rollback_instant: Instant, plan: dict) -> Insta
         "instantsRollback": [{"commitTime": target["commitTime"], "action": target["action"]}],
     }
     return timeline.complete(rollback_instant, encode_instant_avro("HoodieRollbackMetadata", metadata))
+
+
+def _append_rollback_block(table: HoodieTable, request: dict, target: str, rollback_time: str) -> dict[str, int]:
+    """A command block in the file slice's next log file, naming the instant whose blocks are void."""
+    storage, partition = table.storage, request["partitionPath"]
+    file_id, base_instant = request["fileId"], request["latestBaseInstant"]
+    versions = [log.version for log in (parse_log_file_name(posixpath.basename(f.path))
+                                        for f in storage.list(partition))
+                if log is not None and log.file_id == file_id and log.instant == base_instant]
+    writer = LogWriter(storage, partition, file_id, base_instant, version=max(versions, default=0) + 1,
+                       write_token=UNKNOWN_WRITE_TOKEN)
+    writer.append(rollback_command_block(target, rollback_time))
+    return {storage.uri(f.path): f.size for f in writer.close()}

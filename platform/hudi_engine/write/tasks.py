@@ -18,6 +18,7 @@ from ..errors import HoodieValidationError
 from ..file_group.naming import new_file_id, write_token
 from ..keygen import KeyGenerator
 from .base_file import PARTITION_PATH, RECORD_KEY, BaseFileWriter, WriteContext, conform, repeat_string
+from .log_append import AppendFileGroup
 from .merge import OP_COLUMN, MergeSpec, merge
 from .planner import Target
 
@@ -29,7 +30,7 @@ KEY_HASH = "_hoodie_key_hash"
 BULK_BUFFER_BYTES = 64 * 1024 * 1024
 
 
-def _task() -> tuple[int, str]:
+def task_identity() -> tuple[int, str]:
     from pyspark import TaskContext
 
     tc = TaskContext.get()
@@ -38,7 +39,7 @@ def _task() -> tuple[int, str]:
     return tc.partitionId(), write_token(tc.partitionId(), tc.stageId(), tc.taskAttemptId())
 
 
-def _stats(stats: list[dict]) -> pa.RecordBatch:
+def stats_batch(stats: list[dict]) -> pa.RecordBatch:
     return pa.RecordBatch.from_pydict({"stat": [json.dumps(s) for s in stats]}, schema=pa.schema([pa.field("stat", pa.string())]))
 
 
@@ -73,28 +74,32 @@ def _describe(batch: pa.RecordBatch, row: int) -> str:
 
 @dataclass(frozen=True)
 class WriteFileGroup:
-    """Merge one file group's incoming records with its current base file and write the new one."""
+    """Merge one file group's incoming records with its current base file and write the new one,
+    or, for a merge-on-read group in ``append``, log them."""
     ctx: WriteContext
     targets: dict[str, Target]
     spec: MergeSpec
+    append: AppendFileGroup | None = None
 
     def __call__(self, key: tuple, group: pa.Table) -> pa.Table:
         file_id = key[0].as_py() if hasattr(key[0], "as_py") else key[0]
+        task_partition, token = task_identity()
+        incoming = group.drop_columns([c for c in (TARGET, KEY_HASH) if c in group.column_names])
+        if self.append is not None and file_id in self.append.targets:
+            return pa.Table.from_batches([stats_batch(self.append(file_id, incoming, task_partition, token))])
         target = self.targets[file_id]
-        task_partition, token = _task()
         stored = None
         if target.base_path:
             stored = pq.read_table(self.ctx.storage.full(target.base_path),
                                    filesystem=self.ctx.storage.fs)
             stored = conform(stored, self.ctx.file_schema)
-        incoming = group.drop_columns([c for c in (TARGET, KEY_HASH) if c in group.column_names])
         result = merge(stored, incoming, self.spec)
         writer = BaseFileWriter(self.ctx, target.partition, file_id, token,
                                 "MERGE" if target.base_path else "CREATE", target.prev_commit)
         writer.write(result.kept, stamp=False, task_partition=task_partition)
         writer.write(result.written, stamp=True, task_partition=task_partition)
         stat = writer.close(result.num_inserts, result.num_updates, result.num_deletes)
-        return pa.Table.from_batches([_stats([stat])])
+        return pa.Table.from_batches([stats_batch([stat])])
 
 
 @dataclass(frozen=True)
@@ -108,7 +113,7 @@ class BulkInsert:
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         if self.prepare is not None:
             batches = self.prepare(batches)
-        task_partition, token = _task()
+        task_partition, token = task_identity()
         max_size = self.ctx.config.get(C.PARQUET_MAX_FILE_SIZE)
         writers: dict[str, BaseFileWriter] = {}
         buffers: dict[str, list[pa.Table]] = {}
@@ -140,7 +145,7 @@ class BulkInsert:
         for writer in writers.values():
             stats.append(writer.close(writer.num_written, 0, 0))
         if stats:
-            yield _stats(stats)
+            yield stats_batch(stats)
 
 
 def _split_by_partition(table: pa.Table) -> Iterator[tuple[str, pa.Table]]:

@@ -21,13 +21,15 @@ from ..config import HoodieConfig
 from ..errors import HoodieConfigError, HoodieError, HoodieValidationError
 from ..file_group.fs_view import FileSlice
 from ..keygen import key_generator_from_config
+from ..services.compaction import compact_inline, pending_compaction_groups
 from ..schema.avro import add_meta_fields, arrow_schema_compatible, arrow_to_avro, avro_to_arrow, to_json
 from ..table.meta_client import HoodieTable, merge_mode
 from ..timeline.avro_models import encode_instant_avro
-from ..timeline.instant import COMMIT, REPLACE_COMMIT, Instant, State, new_instant_time
+from ..timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant, State, new_instant_time
 from ..timeline.timeline import commit_metadata_json
 from .base_file import META_FIELDS, PARTITION_PATH, RECORD_KEY, WriteContext, marked_data_files, marker_dir
 from .commit import commit_metadata, totals, workload_profile
+from .log_append import AppendFileGroup, append_target
 from .merge import OP_COLUMN, MergeSpec
 from .planner import SizingPolicy, SmallFile, Target, average_record_size, plan_inserts
 from .rollback import rollback, rollback_failed_writes
@@ -49,7 +51,10 @@ def write(df: DataFrame, base_path: str, options: dict | None = None,
     # any disagreement on record identity).
     cfg = HoodieConfig({**cfg.raw(), **table.props})
     table = rollback_failed_writes(table)
-    return _Write(df, table, cfg, operation, extra_metadata or {}).run()
+    committed = _Write(df, table, cfg, operation, extra_metadata or {}).run()
+    if table.table_type == "MERGE_ON_READ" and (cfg.get(C.COMPACT_INLINE) or cfg.get(C.COMPACT_SCHEDULE_INLINE)):
+        compact_inline(df.sparkSession, table.reload(), cfg.raw(), execute=cfg.get(C.COMPACT_INLINE))
+    return committed
 
 
 def _open_or_create(df: DataFrame, base_path: str, cfg: HoodieConfig) -> HoodieTable:
@@ -81,10 +86,13 @@ class _Write:
         self.ordering = cfg.get_str(C.PRECOMBINE_FIELD)
         self.extra = {**{k: v for k, v in cfg.raw().items() if k.startswith(COMMIT_META_PREFIX)}, **extra}
         self.is_replace = operation in REPLACE_OPERATIONS
-        self.action = REPLACE_COMMIT if self.is_replace else COMMIT
+        self.is_mor = table.table_type == "MERGE_ON_READ"
+        self.action = REPLACE_COMMIT if self.is_replace else DELTA_COMMIT if self.is_mor else COMMIT
         self.instant = Instant(new_instant_time(table.timeline.last_instant_time),
                                self.action, State.REQUESTED)
         self.latest = table.fs_view().latest_file_slices()
+        # File groups a pending compaction is rewriting: their new log files start its slice.
+        self.compacting = pending_compaction_groups(table) if self.is_mor else {}
 
     # --- driver flow -----------------------------------------------------------------------------
     def run(self) -> str:
@@ -261,18 +269,19 @@ class _Write:
                     updates[(partition, target)] = count
             slices = {s.file_id: s for s in self.latest}
             buckets = plan_inserts(dict(inserts), self._small_files(), self._avg_record_size(), self._sizing())
+            appends = self._append_targets(updates, {b.file_id for b in buckets}, slices)
             self._inflight(workload_profile(dict(inserts), updates, self.operation))
             new_groups = sum(1 for b in buckets if b.file_id not in slices)
             _progress(f"{self.operation} {self.instant.timestamp}: {sum(inserts.values())} inserts into "
                       f"{len(buckets)} file groups ({new_groups} new), {sum(updates.values())} "
                       f"updates/deletes in {len(updates)} file groups; merging and writing")
-            targets = {fid: _existing_target(slices[fid]) for _, fid in updates}
+            targets = {fid: _existing_target(slices[fid]) for _, fid in updates if fid not in appends}
             for b in buckets:
                 targets.setdefault(b.file_id, _existing_target(slices[b.file_id]) if b.file_id in slices
                                    else Target(b.partition, b.file_id, None, None))
             updates_df = tagged.filter(F.col(TARGET).isNotNull())
             inserts_df = self._assign_inserts(tagged.filter(F.col(TARGET).isNull()).drop(TARGET), buckets)
-            return self._merge_groups(updates_df.unionByName(inserts_df), targets)
+            return self._merge_groups(updates_df.unionByName(inserts_df), targets, appends)
         finally:
             tagged.unpersist()
             prepared.unpersist()
@@ -319,12 +328,23 @@ class _Write:
                 & (hashed[KEY_HASH] < plan["_hi"]))
         return hashed.join(F.broadcast(plan), cond, "inner").drop("_bp", "_lo", "_hi", KEY_HASH)
 
-    def _merge_groups(self, assigned: DataFrame, targets: dict[str, Target]) -> list[dict]:
-        if not targets:
+    def _append_targets(self, updates: dict[tuple[str, str], int], insert_groups: set[str],
+                        slices: dict[str, FileSlice]) -> dict:
+        """Merge-on-read: updated file groups log their changes, except small file groups taking
+        inserts, which are rewritten (Hudi's small-file correction when the index cannot see logs)."""
+        if not self.is_mor:
+            return {}
+        return {fid: append_target(slices[fid], self.compacting.get((partition, fid)))
+                for partition, fid in updates if fid not in insert_groups}
+
+    def _merge_groups(self, assigned: DataFrame, targets: dict[str, Target],
+                      appends: dict | None = None) -> list[dict]:
+        if not targets and not appends:
             return []
         spec = MergeSpec(self.ordering, self._combine(),
                          merge_mode(self.cfg) == "EVENT_TIME_ORDERING")
-        fn = WriteFileGroup(self.ctx, targets, spec)
+        fn = WriteFileGroup(self.ctx, targets, spec,
+                            AppendFileGroup(self.ctx, appends, spec) if appends else None)
         # PySpark counts a callable object's `self` as an argument: hand it a plain (key, data) function.
         return self._collect(assigned.groupBy(TARGET).applyInArrow(lambda key, data: fn(key, data),
                                                                    STAT_SCHEMA))
@@ -346,11 +366,17 @@ class _Write:
         return [tuple(r) for r in df.groupBy(*columns).count().collect()]
 
     def _small_files(self) -> dict[str, list[SmallFile]]:
+        """Base files that take inserts. Merge-on-read: only groups with no log files and no
+        pending compaction, the smallest few per partition (Hudi's delta commit partitioner)."""
         limit = self.cfg.get(C.PARQUET_SMALL_FILE_LIMIT)
         small: dict[str, list[SmallFile]] = defaultdict(list)
         for s in self.latest:
-            if s.base_file and s.base_file.size < limit:
+            if (s.base_file and s.base_file.size < limit
+                    and not (self.is_mor and (s.log_files or (s.partition, s.file_id) in self.compacting))):
                 small[s.partition].append(SmallFile(s.file_id, s.base_file.path, s.base_file.size, s.base_instant))
+        if self.is_mor:
+            keep = self.cfg.get(C.SMALL_FILE_GROUP_CANDIDATES_LIMIT)
+            small = defaultdict(list, {p: sorted(files, key=lambda f: f.size)[:keep] for p, files in small.items()})
         return small
 
     def _sizing(self) -> SizingPolicy:

@@ -9,8 +9,9 @@ from tests.conftest import FIXTURES, unzip_fixture
 from tests.support.hudi_rs import hudi_rs_read
 
 pytestmark = pytest.mark.spark
-COW = sorted(p.relative_to(FIXTURES).as_posix() for p in (FIXTURES / "sample_table/cow").glob("*.zip")
-             if "lance" not in p.name)
+# Every table real Hudi wrote, copy-on-write and merge-on-read (Avro and Parquet log blocks), except
+# those with Lance base files (Hudi 1.1's optional format).
+TABLES = sorted(p.relative_to(FIXTURES).as_posix() for p in FIXTURES.glob("**/*.zip") if "lance" not in p.name)
 
 
 def canonical(table: pa.Table, columns: list[str], as_text: bool = False) -> list[tuple]:
@@ -34,7 +35,7 @@ def ours(spark, path, options=None) -> pa.Table:
     return read(spark, str(path), options or {}).toArrow()
 
 
-@pytest.mark.parametrize("fixture", COW)
+@pytest.mark.parametrize("fixture", TABLES)
 def test_snapshot_time_travel_and_incremental_match_hudi_rs(spark, tmp_path, fixture):
     path = unzip_fixture(fixture, tmp_path)
     table = HoodieTable.load(str(path))
@@ -43,6 +44,9 @@ def test_snapshot_time_travel_and_incremental_match_hudi_rs(spark, tmp_path, fix
     columns = [c for c in expected.column_names if c in got.column_names]
     assert set(expected.column_names) - set(got.column_names) <= {"_hoodie_operation"}
     assert canonical(got, columns) == canonical(expected, columns)
+    if table.table_type == "MERGE_ON_READ":
+        assert canonical(ours(spark, path, {"hoodie.datasource.query.type": "read_optimized"}), columns) == \
+            canonical(hudi_rs_read(path, read_optimized=True), columns), "read optimized"
 
     instants = table.timeline.completed_writes()
     commits = [i.timestamp for i in instants]

@@ -1,0 +1,21 @@
+"""The records of a data block, whatever its format (hudi-rs: ``log_file/content.rs``)."""
+from __future__ import annotations
+
+import pyarrow as pa
+
+from .avro_block import avro_block_records
+from .block import LogBlock
+from .format import BlockType
+from .parquet_block import parquet_block_records
+
+
+def data_block_records(block: LogBlock) -> pa.Table:
+    """Records of an Avro, CDC or Parquet data block. HFile blocks (metadata table) are not
+    decoded: their ``content`` is an HFile."""
+    if block.block_type in (BlockType.AVRO_DATA_BLOCK, BlockType.CDC_DATA_BLOCK):
+        return avro_block_records(block)
+    if block.block_type == BlockType.PARQUET_DATA_BLOCK:
+        return parquet_block_records(block)
+    if block.block_type == BlockType.HFILE_DATA_BLOCK:
+        raise NotImplementedError("HFile data blocks are not decoded; their content is an HFile")
+    raise ValueError(f"{block.block_type.name} is not a data block")

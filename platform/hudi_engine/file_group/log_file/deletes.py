@@ -1,0 +1,148 @@
+"""Delete blocks (HoodieDeleteBlock): the keys one write removed from a file group, each with the
+ordering value the delete carries.
+
+Content: int32 version | int32 length | serialized keys. Version 3 (Hudi 0.13 and later) is an
+Avro ``HoodieDeleteRecordList`` whose ``orderingVal`` is a union of one-field wrapper records
+(BooleanWrapper, IntWrapper, ...). Versions 1 and 2 were Kryo-serialized Java objects, which
+tables of version 6 and later do not hold; they are not read here.
+
+Hudi writes ``IntWrapper(0)`` for a delete without an ordering value and its log reader treats an
+ordering value equal to ``Integer 0`` as "no ordering: the delete wins by arrival order". Here both
+that sentinel and an Avro null read as a null ``ordering_value``, and a null is written as
+``IntWrapper(0)``; any other value reads back in its natural Arrow type.
+"""
+from __future__ import annotations
+
+import io
+import struct
+
+import fastavro
+import pyarrow as pa
+
+from .avro_encode import concatenated, constant, encode_column, encode_long, encode_tagged, join
+from .block import LogBlock
+from .format import BLOCK_CONTENT_VERSION, BlockType, HeaderKey
+
+KEY, PARTITION, ORDERING = "record_key", "partition_path", "ordering_value"
+
+_NAMESPACE = "org.apache.hudi.avro.model"
+# orderingVal's union after "null": (wrapper record, its value's Avro type, the value's Arrow type).
+_WRAPPERS = [
+    ("BooleanWrapper", "boolean", pa.bool_()),
+    ("IntWrapper", "int", pa.int32()),
+    ("LongWrapper", "long", pa.int64()),
+    ("FloatWrapper", "float", pa.float32()),
+    ("DoubleWrapper", "double", pa.float64()),
+    ("BytesWrapper", "bytes", pa.binary()),
+    ("StringWrapper", "string", pa.string()),
+    ("DateWrapper", "int", pa.date32()),
+    ("DecimalWrapper", {"type": "bytes", "logicalType": "decimal", "precision": 30, "scale": 15},
+     pa.decimal128(30, 15)),
+    ("TimeMicrosWrapper", {"type": "long", "logicalType": "time-micros"}, pa.time64("us")),
+    ("TimestampMicrosWrapper", "long", pa.timestamp("us", tz="UTC")),
+]
+_OPTIONAL_STRING = ["null", "string"]
+_NO_ORDERING = b"\x04\x00"   # branch 2 (IntWrapper), value 0
+_LIST_SCHEMA = fastavro.parse_schema({
+    "type": "record", "name": "HoodieDeleteRecordList", "namespace": _NAMESPACE,
+    "fields": [{"name": "deleteRecordList", "type": {"type": "array", "items": {
+        "type": "record", "name": "HoodieDeleteRecord",
+        "fields": [
+            {"name": "recordKey", "type": _OPTIONAL_STRING, "default": None},
+            {"name": "partitionPath", "type": _OPTIONAL_STRING, "default": None},
+            {"name": "orderingVal", "default": None, "type": ["null"] + [
+                {"type": "record", "name": name, "fields": [{"name": "value", "type": value}]}
+                for name, value, _ in _WRAPPERS]},
+        ]}}}],
+})
+_BRANCH_BY_NAME = {f"{_NAMESPACE}.{name}": i for i, (name, _, _) in enumerate(_WRAPPERS, start=1)}
+
+
+def delete_block(keys: pa.Table, instant: str, avro_schema_json: str | None = None) -> LogBlock:
+    """A version 3 delete block of ``keys`` (columns ``record_key``, ``partition_path`` and
+    optionally ``ordering_value``). Hudi's data-table writes put their writer schema in the header;
+    the metadata table's do not, hence ``avro_schema_json`` is optional."""
+    n = keys.num_rows
+    ordering = keys[ORDERING].combine_chunks() if ORDERING in keys.column_names else None
+    items = join(encode_column(keys[KEY].combine_chunks().cast(pa.string()), _OPTIONAL_STRING),
+                 encode_column(keys[PARTITION].combine_chunks().cast(pa.string()), _OPTIONAL_STRING),
+                 _ordering_values(ordering, n))
+    # one Avro array block (count, items) closed by a zero count; an empty array is the zero alone
+    payload = (encode_long(n) + concatenated(items) if n else b"") + b"\x00"
+    content = struct.pack(">ii", BLOCK_CONTENT_VERSION, len(payload)) + payload
+    header = {HeaderKey.INSTANT_TIME: instant}
+    if avro_schema_json is not None:
+        header[HeaderKey.SCHEMA] = avro_schema_json
+    return LogBlock(BlockType.DELETE_BLOCK, header, content=content)
+
+
+def delete_block_keys(block: LogBlock) -> pa.Table:
+    """The deleted keys: ``record_key``, ``partition_path`` (strings) and ``ordering_value``
+    (natural type of the wrapper Hudi used; null for "no ordering value"; text if one block mixes
+    wrapper types, which Hudi does not do)."""
+    version, length = struct.unpack_from(">ii", block.content)
+    if version < BLOCK_CONTENT_VERSION:
+        raise NotImplementedError(f"delete block version {version} holds Kryo-serialized keys, "
+                                  "written by Hudi before 0.13; not supported")
+    record = fastavro.schemaless_reader(io.BytesIO(block.content[8:8 + length]), _LIST_SCHEMA,
+                                        return_record_name=True)
+    deletes = record["deleteRecordList"]
+    return pa.table({
+        KEY: pa.array([d["recordKey"] for d in deletes], pa.string()),
+        PARTITION: pa.array([d["partitionPath"] for d in deletes], pa.string()),
+        ORDERING: _ordering_column([d["orderingVal"] for d in deletes]),
+    })
+
+
+def _ordering_values(values: pa.Array | None, n: int) -> pa.Array:
+    if values is None or values.null_count == n:
+        return constant(_NO_ORDERING, n)
+    branch = _branch_for(values.type)
+    _, value_type, arrow_type = _WRAPPERS[branch - 1]
+    return encode_tagged(values.cast(arrow_type), branch, value_type, _NO_ORDERING)
+
+
+def _branch_for(t: pa.DataType) -> int:
+    """The wrapper Hudi's ``wrapValueIntoAvro`` picks for a value of this Arrow type."""
+    types = pa.types
+    for branch, matches in enumerate([
+        types.is_boolean,
+        lambda t: types.is_int8(t) or types.is_int16(t) or types.is_int32(t) or types.is_uint8(t)
+        or types.is_uint16(t),
+        lambda t: types.is_int64(t) or types.is_uint32(t),
+        lambda t: types.is_float16(t) or types.is_float32(t),
+        types.is_float64,
+        lambda t: types.is_binary(t) or types.is_large_binary(t) or types.is_fixed_size_binary(t),
+        lambda t: types.is_string(t) or types.is_large_string(t),
+        types.is_date,
+        types.is_decimal,
+        types.is_time,
+        types.is_timestamp,
+    ], start=1):
+        if matches(t):
+            return branch
+    raise ValueError(f"ordering values of type {t} have no Avro wrapper in Hudi's delete records")
+
+
+def _ordering_column(raw: list) -> pa.Array:
+    values, branches = [], set()
+    for item in raw:
+        if item is None:
+            values.append(None)
+            continue
+        name, wrapped = item
+        branch = _BRANCH_BY_NAME[name]
+        if branch == 2 and wrapped["value"] == 0:   # IntWrapper(0): no ordering value
+            values.append(None)
+            continue
+        branches.add(branch)
+        values.append(wrapped["value"])
+    if not branches:
+        return pa.nulls(len(values))
+    if len(branches) > 1:
+        return pa.array([None if v is None else str(v) for v in values], pa.string())
+    arrow_type = _WRAPPERS[branches.pop() - 1][2]
+    if pa.types.is_date(arrow_type) or pa.types.is_timestamp(arrow_type):   # stored as plain counts
+        storage = pa.int32() if pa.types.is_date(arrow_type) else pa.int64()
+        return pa.array(values, storage).cast(arrow_type)
+    return pa.array(values, arrow_type)

@@ -1,0 +1,183 @@
+"""Compaction of merge-on-read tables: schedule a plan, execute it to a commit, recover one that died.
+
+Scheduling writes ``<ts>.compaction.requested`` (a ``HoodieCompactionPlan``); execution moves it to
+inflight, has one Spark task per file group merge its base file and log files into a new base file
+at the compaction instant, and completes it as ``<ts>.commit``. A compaction killed half way is
+rolled back to requested by the next run and executed again from its plan.
+"""
+from __future__ import annotations
+
+import json
+import posixpath
+import sys
+from dataclasses import dataclass
+from typing import Iterator
+
+import pyarrow as pa
+from pyspark.sql import SparkSession
+
+from .. import config as C
+from ..config import HoodieConfig
+from ..errors import HoodieError
+from ..file_group.fs_view import BaseFile, FileSlice, LogFile
+from ..file_group.log_scanner import Visibility
+from ..file_group.naming import parse_log_file_name
+from ..read.file_slice import SliceMerge, slice_rows
+from ..read.log_merge import DELETES
+from ..read.plan import merge_spec, table_schema
+from ..schema.avro import META_FIELDS, add_meta_fields, arrow_to_avro, to_json
+from ..table.meta_client import HoodieTable
+from ..timeline.avro_models import COMPACTION_PLAN, decode_instant_avro, encode_instant_avro
+from ..timeline.instant import (COMMIT, COMPACTION, DELTA_COMMIT, REPLACE_COMMIT, Instant, State,
+                                new_instant_time)
+from ..timeline.timeline import commit_metadata_json
+from ..write.base_file import BaseFileWriter, WriteContext, conform, marker_dir
+from ..write.commit import commit_metadata
+from ..write.rollback import rollback
+from ..write.spark_jobs import job_group
+from ..write.tasks import STAT_SCHEMA, stats_batch, task_identity
+from .compaction_plan import plan_compaction, planned_file_groups, should_schedule_compaction
+
+
+def _plan_of(table: HoodieTable, instant: Instant) -> dict:
+    return decode_instant_avro(table.timeline.read_details(
+        Instant(instant.timestamp, instant.action, State.REQUESTED)))
+
+
+def pending_compaction_groups(table: HoodieTable) -> dict[tuple[str, str], str]:
+    """(partition, file id) → instant of every file group a pending compaction is rewriting."""
+    groups: dict[tuple[str, str], str] = {}
+    for instant in table.timeline.pending([COMPACTION]):
+        for group in planned_file_groups(_plan_of(table, instant)):
+            groups[group] = instant.timestamp
+    return groups
+
+
+def schedule_compaction(table: HoodieTable, options: dict | None = None, force: bool = False,
+                        extra_metadata: dict[str, str] | None = None) -> Instant | None:
+    """Write a compaction plan when one is due (``force``: whenever there is something to compact)."""
+    if table.table_type != "MERGE_ON_READ":
+        raise HoodieError(f"table {table.name} is {table.table_type}; only merge-on-read tables compact")
+    cfg = HoodieConfig({**(options or {}), **table.props})
+    timeline = table.timeline
+    instant_time = new_instant_time(timeline.last_instant_time)
+    if not force and not should_schedule_compaction(timeline.instants, instant_time, cfg):
+        return None
+    writes = timeline.pending([COMMIT, DELTA_COMMIT, REPLACE_COMMIT])
+    if writes:
+        raise HoodieError(
+            f"cannot schedule a compaction of {table.name} while write {writes[0]} is pending: its "
+            "log blocks would be missed. Let it finish, or run a write (it rolls failed ones back)")
+    excluded = set(pending_compaction_groups(table))
+    for instant in timeline.pending([REPLACE_COMMIT]):
+        excluded |= planned_file_groups(_plan_of(table, instant))
+    plan = plan_compaction(table.fs_view().latest_file_slices(), cfg, excluded, extra_metadata)
+    if plan is None:
+        return None
+    requested = Instant(instant_time, COMPACTION, State.REQUESTED)
+    timeline.create_requested(requested, encode_instant_avro(COMPACTION_PLAN, plan))
+    _progress(f"scheduled compaction {instant_time} of {len(plan['operations'])} file groups")
+    return requested
+
+
+def compact_inline(spark: SparkSession, table: HoodieTable, options: dict, execute: bool) -> list[str]:
+    """After a write (``hoodie.compact.inline`` / ``hoodie.compact.schedule.inline``): plan a
+    compaction if one is due and, when executing, run every pending one."""
+    schedule_compaction(table, options)
+    return run_compactions(spark, table.reload()) if execute else []
+
+
+def run_compactions(spark: SparkSession, table: HoodieTable, instant_time: str | None = None) -> list[str]:
+    """Execute pending compactions (one, or all oldest first); returns the completed instants."""
+    done = []
+    for instant in table.timeline.pending([COMPACTION]):
+        if instant_time is not None and instant.timestamp != instant_time:
+            continue
+        table = table.reload()
+        if instant.state == State.INFLIGHT:
+            _progress(f"compaction {instant.timestamp} was interrupted; rolling it back to run it again")
+            rollback(table, instant)
+            table = table.reload()
+        done.append(_execute(spark, table, Instant(instant.timestamp, COMPACTION, State.REQUESTED)))
+    if instant_time is not None and not done:
+        raise HoodieError(f"no pending compaction {instant_time} in {table.name}; pending ones: "
+                          f"{[i.timestamp for i in table.timeline.pending([COMPACTION])]}")
+    return done
+
+
+def _execute(spark: SparkSession, table: HoodieTable, requested: Instant) -> str:
+    timeline = table.timeline
+    plan = _plan_of(table, requested)
+    operations = plan.get("operations") or []
+    schema = table_schema(table)
+    data_schema = pa.schema([f for f in schema if f.name not in META_FIELDS])
+    avro = arrow_to_avro(data_schema, table.name)
+    ctx = WriteContext(table.storage, requested.timestamp, data_schema, to_json(add_meta_fields(avro)),
+                       dict(table.props))
+    visibility = Visibility(frozenset(i.timestamp for i in timeline.completed_writes(until=requested.timestamp)),
+                            timeline.instants[0].timestamp, requested.timestamp)
+    task = CompactFileGroup(ctx, tuple(operations), SliceMerge(visibility, merge_spec(table)))
+    inflight = timeline.transition_to_inflight(requested)
+    _progress(f"compaction {requested.timestamp}: merging {len(operations)} file groups")
+    with job_group(spark, f"hudi-compaction-{table.name}-{requested.timestamp}",
+                   f"hudi compaction {requested.timestamp}"):
+        indexes = spark.range(len(operations), numPartitions=max(1, len(operations)))
+        stats = [json.loads(r[0]) for r in indexes.mapInArrow(task, STAT_SCHEMA).collect()]
+    meta = commit_metadata(stats, "compact", to_json(avro), plan.get("extraMetadata") or {})
+    meta["compacted"] = True
+    timeline.complete(inflight, commit_metadata_json(meta))
+    table.storage.delete_dir(marker_dir(requested.timestamp))
+    _progress(f"committed compaction {requested.timestamp}: {sum(s['numWrites'] for s in stats)} records "
+              f"in {len(stats)} files")
+    return requested.timestamp
+
+
+def operation_slice(op: dict) -> FileSlice:
+    """The file slice a plan operation names (file names in the plan, the partition says where)."""
+    partition = op.get("partitionPath") or ""
+
+    def rel(name: str) -> str:
+        return posixpath.join(partition, name) if partition else name
+    base = None
+    if op.get("dataFilePath"):
+        base = BaseFile(rel(op["dataFilePath"]), op["fileId"], op["baseInstantTime"], 0)
+    logs = []
+    for name in op.get("deltaFilePaths") or []:
+        parsed = parse_log_file_name(name)
+        logs.append(LogFile(rel(name), op["fileId"], parsed.instant, parsed.version, 0, parsed.write_token or ""))
+    return FileSlice(partition, op["fileId"], op["baseInstantTime"], base, logs)
+
+
+@dataclass(frozen=True)
+class CompactFileGroup:
+    """Executor side: a file group's base file and logs merged into its next base file."""
+    ctx: WriteContext
+    operations: tuple[dict, ...]
+    merge: SliceMerge
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        task_partition, token = task_identity()
+        for batch in batches:
+            for index in batch.column(0).to_pylist():
+                yield stats_batch([self._compact(self.operations[index], task_partition, token)])
+
+    def _compact(self, op: dict, task_partition: int, token: str) -> dict:
+        file_slice = operation_slice(op)
+        schema = self.ctx.file_schema
+        rows, parts = slice_rows(self.ctx.storage, file_slice, schema, self.merge)
+        rows = conform(rows, schema) if rows is not None else schema.empty_table()
+        writer = BaseFileWriter(self.ctx, file_slice.partition, file_slice.file_id, token, "CREATE",
+                                op["baseInstantTime"])
+        writer.write(rows, stamp=False, task_partition=task_partition)
+        log_records = sum(p.records.num_rows for p in parts)
+        deletes = sum(p.records.num_rows for p in parts if p.kind == DELETES)
+        stat = writer.close(0, log_records - deletes, deletes)
+        stat.update({"totalLogRecords": log_records, "totalLogBlocks": len(parts),
+                     "totalLogFilesCompacted": len(file_slice.log_files),
+                     "totalLogSizeCompacted": int((op.get("metrics") or {}).get("TOTAL_LOG_FILES_SIZE", 0)),
+                     "totalUpdatedRecordsCompacted": log_records - deletes})
+        return stat
+
+
+def _progress(message: str) -> None:
+    print(f"[hudi] {message}", file=sys.stderr, flush=True)

@@ -1,0 +1,127 @@
+"""Merge-on-read updates: a file group's incoming records appended as log blocks (Hudi's append
+handle). No stored row is read: merging happens on read and at compaction."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .. import config as C
+from ..file_group.fs_view import FileSlice
+from ..file_group.log_file import LogWriter, avro_data_block, delete_block, parquet_data_block
+from .base_file import (COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, PARTITION_PATH, RECORD_KEY, WriteContext, conform,
+                        ensure_partition_metadata, marker_path, repeat_string, write_stat)
+from .merge import OP_COLUMN, MergeSpec, deduplicate, is_delete
+
+
+@dataclass(frozen=True)
+class AppendTarget:
+    """Where a file group's log blocks go: the slice they extend and the next log version."""
+    partition: str
+    file_id: str
+    base_instant: str              # the slice's base instant, named in the log file (table v6)
+    base_file: str | None          # the slice's base file name, for the write stat
+    log_files: tuple[str, ...]     # the slice's existing log file names
+    version: int                   # first log version this write creates
+
+
+def append_target(s: FileSlice, base_instant: str | None = None) -> AppendTarget:
+    """``base_instant`` overrides the slice's when a pending compaction has started a new slice."""
+    base_instant = base_instant or s.base_instant
+    names = tuple(f.path.rsplit("/", 1)[-1] for f in s.log_files)
+    version = max((f.version for f in s.log_files if f.instant == base_instant), default=0) + 1
+    base = s.base_file.path.rsplit("/", 1)[-1] if s.base_file else None
+    return AppendTarget(s.partition, s.file_id, base_instant, base, names, version)
+
+
+@dataclass(frozen=True)
+class AppendFileGroup:
+    ctx: WriteContext
+    targets: dict[str, AppendTarget]
+    spec: MergeSpec
+
+    def __call__(self, file_id: str, incoming: pa.Table, task_partition: int, token: str) -> list[dict]:
+        target = self.targets[file_id]
+        cfg = self.ctx.config
+        started = time.monotonic()
+        incoming = deduplicate(incoming, self.spec)
+        deletes = is_delete(incoming)
+        upserts = incoming.filter(pa.array(~deletes))
+        removed = incoming.filter(pa.array(deletes))
+        ensure_partition_metadata(self.ctx.storage, target.partition, self.ctx.instant)
+        writer = LogWriter(self.ctx.storage, target.partition, file_id, target.base_instant,
+                           version=target.version, write_token=token, max_size=cfg.get(C.LOGFILE_MAX_SIZE))
+        blocks = []
+        if upserts.num_rows:
+            rows = self._stamp(upserts, file_id, task_partition)
+            blocks += [self._data_block(chunk) for chunk in _chunks(rows, cfg.get(C.LOGFILE_DATA_BLOCK_MAX_SIZE))]
+        if removed.num_rows:
+            blocks.append(delete_block(self._deleted_keys(removed), self.ctx.instant,
+                                       self.ctx.avro_footer_schema))
+        marked: set[str] = set()
+        for block in blocks:
+            if writer.path not in marked:  # the marker precedes the file it names
+                marked.add(writer.path)
+                name = writer.path.rsplit("/", 1)[-1]
+                self.ctx.storage.write_bytes(marker_path(self.ctx.instant, target.partition, name, "APPEND"), b"")
+            writer.append(block)
+        files = writer.close()
+        took = int((time.monotonic() - started) * 1000)
+        stats = []
+        for i, written in enumerate(files):
+            first = i == 0
+            stat = write_stat(file_id, written.path, target.partition, target.base_instant,
+                              num_writes=upserts.num_rows if first else 0, num_inserts=0,
+                              num_updates=upserts.num_rows if first else 0,
+                              num_deletes=removed.num_rows if first else 0, size=written.size,
+                              upsert_ms=took)
+            stat.update({"logVersion": written.version, "logOffset": 0,
+                         "baseFile": target.base_file or "",
+                         "logFiles": list(target.log_files) + [f.path.rsplit("/", 1)[-1] for f in files[:i + 1]],
+                         "recordsStats": {"val": None}})
+            stats.append(stat)
+        return stats
+
+    def _stamp(self, rows: pa.Table, file_id: str, task_partition: int) -> pa.Table:
+        """Meta columns as Hudi's append handle sets them: this instant, a sequence number, and the
+        file group id (not a file name) in ``_hoodie_file_name``."""
+        n = rows.num_rows
+        seq = pa.array(np.arange(n)).cast(pa.string())
+        prefix = f"{self.ctx.instant}_{task_partition}_"
+        rows = conform(rows, self.ctx.file_schema)
+        rows = rows.set_column(rows.schema.get_field_index(COMMIT_TIME), COMMIT_TIME,
+                               repeat_string(self.ctx.instant, n))
+        rows = rows.set_column(rows.schema.get_field_index(COMMIT_SEQNO), COMMIT_SEQNO,
+                               pc.binary_join_element_wise(prefix, seq, ""))
+        return rows.set_column(rows.schema.get_field_index(FILE_NAME), FILE_NAME, repeat_string(file_id, n))
+
+    def _data_block(self, rows: pa.Table):
+        fmt = self.ctx.config.get_str(C.LOGFILE_DATA_BLOCK_FORMAT).lower()
+        if fmt == "parquet":
+            return parquet_data_block(rows, self.ctx.avro_footer_schema, self.ctx.instant,
+                                      compression=self.ctx.config.get_str(C.PARQUET_COMPRESSION))
+        return avro_data_block(rows, self.ctx.avro_footer_schema, self.ctx.instant)
+
+    def _deleted_keys(self, removed: pa.Table) -> pa.Table:
+        """Keys for the delete block. Deletes from the delete operation carry no ordering value
+        (Hudi's natural order: they win); records flagged ``_hoodie_is_deleted`` carry theirs."""
+        keys = {"record_key": removed[RECORD_KEY], "partition_path": removed[PARTITION_PATH]}
+        field = self.spec.ordering_field
+        if field and field in removed.column_names:
+            operation_delete = pc.fill_null(pc.equal(removed[OP_COLUMN], "D"), False)
+            keys["ordering_value"] = pc.if_else(operation_delete, pa.nulls(removed.num_rows, removed[field].type),
+                                                removed[field])
+        return pa.table(keys)
+
+
+def _chunks(rows: pa.Table, max_bytes: int):
+    """Rows split into data blocks of about ``max_bytes`` (Hudi's data block size limit)."""
+    if rows.nbytes <= max_bytes or rows.num_rows <= 1:
+        yield rows
+        return
+    per_block = max(1, int(rows.num_rows * max_bytes / rows.nbytes))
+    for start in range(0, rows.num_rows, per_block):
+        yield rows.slice(start, per_block)

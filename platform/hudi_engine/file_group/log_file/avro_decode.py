@@ -16,8 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from ...schema.avro import avro_to_arrow
-from .avro_encode import parse_schema
-
+from .avro_schema import nullable_branch, parse_schema, resolve
 
 
 def decode_records(data: bytes, starts: np.ndarray, lengths: np.ndarray,
@@ -42,12 +41,9 @@ class _Reader:
 
     def decode(self, t: Any, target: pa.DataType, pos: np.ndarray) -> tuple[pa.Array, np.ndarray]:
         """Values of Avro type ``t`` at the cursors ``pos`` and the cursors after them."""
-        if isinstance(t, str) and t in self.named:
-            t = self.named[t]
+        t = resolve(t, self.named)
         if isinstance(t, list):
             return self._union(t, target, pos)
-        if isinstance(t, dict) and (not isinstance(t["type"], str) or t["type"] in self.named):
-            return self.decode(t["type"], target, pos)
         kind = t if isinstance(t, str) else t["type"]
         if kind not in _DECODERS:
             raise ValueError(f"unknown Avro type {kind!r}")
@@ -74,16 +70,14 @@ class _Reader:
         return (z >> np.uint64(1)).astype(np.int64) ^ -(z & np.uint64(1)).astype(np.int64), pos + nbytes
 
     def _union(self, branches: list, target, pos):
-        values = [i for i, b in enumerate(branches) if b != "null"]
-        if len(values) != 1:
-            raise NotImplementedError("Avro unions of several non-null types are not supported")
+        branch, null = nullable_branch(branches, "")
         tag, pos = self.long(pos)
-        present = tag == values[0]
-        if not (present | (tag == (branches.index("null") if "null" in branches else -1))).all():
+        present = tag == branch
+        if not (present | (tag == (-1 if null is None else null))).all():
             raise ValueError("Avro union branch out of range")
         if present.all():
-            return self.decode(branches[values[0]], target, pos)
-        found, found_pos = self.decode(branches[values[0]], target, pos[present])
+            return self.decode(branches[branch], target, pos)
+        found, found_pos = self.decode(branches[branch], target, pos[present])
         pos = pos.copy()
         pos[present] = found_pos
         return found.take(pa.array(np.cumsum(present) - 1, mask=~present)), pos

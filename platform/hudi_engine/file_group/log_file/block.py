@@ -62,7 +62,7 @@ class LogBlock:
         return None if raw is None else CommandType(int(raw))
 
 
-def metadata_bytes(entries: dict[HeaderKey, str]) -> bytes:
+def _metadata_bytes(entries: dict[HeaderKey, str]) -> bytes:
     out = [_INT.pack(len(entries))]
     for key, value in entries.items():
         raw = value.encode(*_TEXT)
@@ -72,7 +72,7 @@ def metadata_bytes(entries: dict[HeaderKey, str]) -> bytes:
 
 def read_metadata(data: bytes, pos: int, end: int) -> tuple[dict[HeaderKey, str], int]:
     """Entries starting at ``pos`` and the position after them; ``ValueError`` if they overrun
-    ``end`` or use a key ordinal this reader does not know."""
+    ``end``, ``NotImplementedError`` for a key ordinal this reader does not know."""
     count, pos = _int(data, pos, end)
     entries: dict[HeaderKey, str] = {}
     for _ in range(count):
@@ -104,7 +104,7 @@ def encode_block(block: LogBlock) -> bytes:
     """The bytes HoodieLogFormatWriter appends for ``block``, magic to reverse pointer."""
     if block.is_corrupt:
         raise ValueError("a corrupt block is a reading artefact and cannot be written")
-    header, footer = metadata_bytes(block.header), metadata_bytes(block.footer)
+    header, footer = _metadata_bytes(block.header), _metadata_bytes(block.footer)
     # version + type + header + content length + content + footer + reverse pointer
     length = 4 + 4 + len(header) + 8 + len(block.content) + len(footer) + 8
     return b"".join([

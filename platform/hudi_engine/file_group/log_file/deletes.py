@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import struct
+from typing import Mapping
 
 import fastavro
 import pyarrow as pa
@@ -58,10 +59,12 @@ _LIST_SCHEMA = fastavro.parse_schema({
 _BRANCH_BY_NAME = {f"{_NAMESPACE}.{name}": i for i, (name, _, _) in enumerate(_WRAPPERS, start=1)}
 
 
-def delete_block(keys: pa.Table, instant: str, avro_schema_json: str | None = None) -> LogBlock:
-    """A version 3 delete block of ``keys`` (columns ``record_key``, ``partition_path`` and
-    optionally ``ordering_value``). Hudi's data-table writes put their writer schema in the header;
-    the metadata table's do not, hence ``avro_schema_json`` is optional."""
+def delete_block(keys: pa.Table | Mapping[str, list], instant: str,
+                 avro_schema_json: str | None = None) -> LogBlock:
+    """A version 3 delete block of ``keys`` (a table or a dict of lists with ``record_key``,
+    ``partition_path`` and optionally ``ordering_value``). Hudi's data-table writes put their writer
+    schema in the header; the metadata table's do not, hence ``avro_schema_json`` is optional."""
+    keys = keys if isinstance(keys, pa.Table) else pa.table(dict(keys))
     n = keys.num_rows
     ordering = keys[ORDERING].combine_chunks() if ORDERING in keys.column_names else None
     items = join(encode_column(keys[KEY].combine_chunks().cast(pa.string()), _OPTIONAL_STRING),
@@ -103,25 +106,30 @@ def _ordering_values(values: pa.Array | None, n: int) -> pa.Array:
 
 
 def _branch_for(t: pa.DataType) -> int:
-    """The wrapper Hudi's ``wrapValueIntoAvro`` picks for a value of this Arrow type."""
+    """The wrapper Hudi's ``wrapValueIntoAvro`` picks for an ordering field of this Arrow type.
+    Hudi takes the field's Avro value, so timestamps and times are plain longs (ints for
+    millisecond times) and only dates and decimals get their logical wrappers (the timestamp
+    wrapper needs ``consistent.logical.timestamp.enabled``, off by default)."""
     types = pa.types
-    for branch, matches in enumerate([
-        types.is_boolean,
-        lambda t: types.is_int8(t) or types.is_int16(t) or types.is_int32(t) or types.is_uint8(t)
-        or types.is_uint16(t),
-        lambda t: types.is_int64(t) or types.is_uint32(t),
-        lambda t: types.is_float16(t) or types.is_float32(t),
-        types.is_float64,
-        lambda t: types.is_binary(t) or types.is_large_binary(t) or types.is_fixed_size_binary(t),
-        lambda t: types.is_string(t) or types.is_large_string(t),
-        types.is_date,
-        types.is_decimal,
-        types.is_time,
-        types.is_timestamp,
-    ], start=1):
-        if matches(t):
-            return branch
-    raise ValueError(f"ordering values of type {t} have no Avro wrapper in Hudi's delete records")
+    if types.is_boolean(t):
+        name = "BooleanWrapper"
+    elif (types.is_integer(t) and t.bit_width <= 32 and t != pa.uint32()) or types.is_time32(t):
+        name = "IntWrapper"
+    elif types.is_integer(t) and t != pa.uint64() or types.is_timestamp(t) or types.is_time64(t):
+        name = "LongWrapper"
+    elif types.is_floating(t):
+        name = "DoubleWrapper" if t.bit_width == 64 else "FloatWrapper"
+    elif types.is_binary(t) or types.is_large_binary(t) or types.is_fixed_size_binary(t):
+        name = "BytesWrapper"
+    elif types.is_string(t) or types.is_large_string(t):
+        name = "StringWrapper"
+    elif types.is_date(t):
+        name = "DateWrapper"
+    elif types.is_decimal(t):
+        name = "DecimalWrapper"
+    else:
+        raise ValueError(f"ordering values of type {t} have no Avro wrapper in Hudi's delete records")
+    return _BRANCH_BY_NAME[f"{_NAMESPACE}.{name}"]
 
 
 def _ordering_column(raw: list) -> pa.Array:
@@ -141,8 +149,4 @@ def _ordering_column(raw: list) -> pa.Array:
         return pa.nulls(len(values))
     if len(branches) > 1:
         return pa.array([None if v is None else str(v) for v in values], pa.string())
-    arrow_type = _WRAPPERS[branches.pop() - 1][2]
-    if pa.types.is_date(arrow_type) or pa.types.is_timestamp(arrow_type):   # stored as plain counts
-        storage = pa.int32() if pa.types.is_date(arrow_type) else pa.int64()
-        return pa.array(values, storage).cast(arrow_type)
-    return pa.array(values, arrow_type)
+    return pa.array(values, _WRAPPERS[branches.pop() - 1][2])

@@ -6,7 +6,7 @@ JAVA_PKG    := openjdk-17-jre-headless
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 
-.PHONY: env java demo test test-slow bench clean
+.PHONY: env java demo test test-slow bench bench-mor clean
 
 env: java $(VENV)/.installed
 
@@ -34,6 +34,9 @@ test-slow: env
 
 bench: env
 	$(BIN)/python -m benchmarks.run
+
+bench-mor: env
+	$(BIN)/python -m benchmarks.mor
 
 clean:
 	rm -rf $(VENV) .pytest_cache demo-lakehouse

@@ -7,7 +7,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from hudi_engine.file_group.log_file import (BlockType, HeaderKey, avro_data_block, command_block_target,
+from hudi_engine.file_group.log_file import (BlockType, avro_data_block, command_block_target,
                                              data_block_records, delete_block, delete_block_keys,
                                              encode_block, parquet_data_block, read_log_file,
                                              rollback_command_block)
@@ -175,3 +175,24 @@ def test_our_parquet_blocks_hold_the_same_records_as_hudis(tables):
             footer = pq.read_metadata(pa.BufferReader(ours.content))
             assert footer.metadata[b"parquet.avro.schema"] == block.schema.encode()
             assert footer.row_group(0).column(0).compression == "GZIP"
+
+
+@pytest.mark.parametrize("fixture", ["sample_table/mor/parquet/v6_nonpartitioned.zip",
+                                     "sample_table/mor/parquet/v6_complexkeygen_hivestyle.zip"])
+def test_hudi_rs_reads_our_parquet_blocks_as_it_reads_hudis(tmp_path, fixture):
+    """Our Parquet differs from parquet-mr's bytes (writer, page layout, footer keys), not in
+    what a reader gets: swapping Hudi's blocks for ours leaves hudi-rs's snapshot unchanged."""
+    base = unzip_fixture(fixture, tmp_path)
+    before = hudi_rs_read(base).sort_by("_hoodie_record_key")
+    storage = Storage(str(base))
+    swapped = 0
+    for rel in log_files(base, metadata=False):
+        blocks = read_log_file(storage, rel)
+        for i, block in enumerate(blocks):
+            if block.block_type == BlockType.PARQUET_DATA_BLOCK:
+                ours = parquet_data_block(data_block_records(block), block.schema, block.instant_time)
+                assert ours.content != block.content
+                blocks[i] = ours
+                swapped += 1
+        (base / rel).write_bytes(b"".join(encode_block(b) for b in blocks))
+    assert swapped and hudi_rs_read(base).sort_by("_hoodie_record_key").to_pylist() == before.to_pylist()

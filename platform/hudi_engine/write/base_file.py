@@ -109,7 +109,7 @@ class BaseFileWriter:
         self._stream = storage.fs.open_output_stream(storage.full(self.path))
         self._writer = pq.ParquetWriter(
             self._stream, ctx.file_schema,
-            compression=_codec(cfg.get_str(C.PARQUET_COMPRESSION)),
+            compression=parquet_codec(cfg.get_str(C.PARQUET_COMPRESSION)),
             data_page_size=cfg.get(C.PARQUET_PAGE_SIZE), coerce_timestamps="us",
             allow_truncated_timestamps=True, store_schema=False, write_statistics=True,
             # Sequence numbers and record keys are unique per row: a dictionary never pays off.
@@ -194,6 +194,6 @@ def repeat_string(value: str, n: int) -> pa.Array:
     return pc.fill_null(pa.nulls(n, pa.string()), value)
 
 
-def _codec(name: str) -> str:
+def parquet_codec(name: str) -> str:
     name = (name or "gzip").lower()
     return {"uncompressed": "none"}.get(name, name)

@@ -43,7 +43,6 @@ _WRAPPERS = [
     ("TimestampMicrosWrapper", "long", pa.timestamp("us", tz="UTC")),
 ]
 _OPTIONAL_STRING = ["null", "string"]
-_NO_ORDERING = b"\x04\x00"   # branch 2 (IntWrapper), value 0
 _LIST_SCHEMA = fastavro.parse_schema({
     "type": "record", "name": "HoodieDeleteRecordList", "namespace": _NAMESPACE,
     "fields": [{"name": "deleteRecordList", "type": {"type": "array", "items": {
@@ -57,6 +56,8 @@ _LIST_SCHEMA = fastavro.parse_schema({
         ]}}}],
 })
 _BRANCH_BY_NAME = {f"{_NAMESPACE}.{name}": i for i, (name, _, _) in enumerate(_WRAPPERS, start=1)}
+_INT_WRAPPER = _BRANCH_BY_NAME[f"{_NAMESPACE}.IntWrapper"]
+_NO_ORDERING = encode_long(_INT_WRAPPER) + encode_long(0)   # IntWrapper(0)
 
 
 def delete_block(keys: pa.Table | Mapping[str, list], instant: str,
@@ -140,7 +141,7 @@ def _ordering_column(raw: list) -> pa.Array:
             continue
         name, wrapped = item
         branch = _BRANCH_BY_NAME[name]
-        if branch == 2 and wrapped["value"] == 0:   # IntWrapper(0): no ordering value
+        if branch == _INT_WRAPPER and wrapped["value"] == 0:   # no ordering value
             values.append(None)
             continue
         branches.add(branch)

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 
 from ...config import PARQUET_COMPRESSION
 from ...schema.avro import avro_to_arrow
-from ...write.base_file import _codec, conform
+from ...write.base_file import parquet_codec, conform
 from .block import LogBlock
 from .format import BlockType, HeaderKey
 
@@ -23,7 +23,7 @@ def parquet_data_block(table: pa.Table, avro_schema_json: str, instant: str,
     meta fields included), written by the write at ``instant``."""
     table = conform(table, avro_to_arrow(avro_schema_json))
     sink = pa.BufferOutputStream()
-    with pq.ParquetWriter(sink, table.schema, compression=_codec(compression), store_schema=False) as writer:
+    with pq.ParquetWriter(sink, table.schema, compression=parquet_codec(compression), store_schema=False) as writer:
         writer.write_table(table, row_group_size=max(table.num_rows, 1))
         writer.add_key_value_metadata({"parquet.avro.schema": avro_schema_json, "writer.model.name": "avro"})
     return LogBlock(BlockType.PARQUET_DATA_BLOCK,

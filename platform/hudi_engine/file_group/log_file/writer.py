@@ -36,6 +36,7 @@ class LogWriter:
         self.write_token, self.max_size = write_token, max_size
         self.written: list[WrittenLogFile] = []
         self._blocks: list[bytes] = []
+        self.current_size = 0   # bytes of the blocks the current file holds so far
         self.version = self._free_version(version)
 
     @property
@@ -43,12 +44,9 @@ class LogWriter:
         """The file the next block goes to."""
         return self._path(self.version)
 
-    @property
-    def current_size(self) -> int:
-        return sum(map(len, self._blocks))
-
     def append(self, block: LogBlock) -> None:
         self._blocks.append(encode_block(block))
+        self.current_size += len(self._blocks[-1])
         if self.current_size > self.max_size:
             self._flush()
             self.version = self._free_version(self.version + 1)
@@ -61,10 +59,9 @@ class LogWriter:
     def _flush(self) -> None:
         if not self._blocks:
             return
-        data = b"".join(self._blocks)
-        self.storage.write_bytes(self.path, data)
-        self.written.append(WrittenLogFile(self.path, self.version, len(data), len(self._blocks)))
-        self._blocks = []
+        self.storage.write_bytes(self.path, b"".join(self._blocks))
+        self.written.append(WrittenLogFile(self.path, self.version, self.current_size, len(self._blocks)))
+        self._blocks, self.current_size = [], 0
 
     def _path(self, version: int) -> str:
         name = log_file_name(self.file_id, self.instant, version, self.write_token)

@@ -43,7 +43,7 @@ from pathlib import Path
 
 from .run import (CODEC, HUDI_OPTIONS, NEW_STATUS, TS0, WARMUP_ROWS, Phase, _busy,
                   _cpu_split, _log, _mib_split, bench_session, best_of, check, parse_args,
-                  reading_notes, replace_section, setup_lines, source_frame, timed)
+                  dir_bytes, reading_notes, replace_section, setup_lines, source_frame, timed)
 
 DEFAULT_ROWS = (5_000_000,)
 LOG_LEVELS = (5, 20)             # snapshot reads with this many log files per file group
@@ -127,6 +127,13 @@ def latest_slices(path: str):
     from hudi_engine.table.meta_client import HoodieTable
 
     return HoodieTable.load(path).fs_view().latest_file_slices()
+
+
+def parquet_codec(table_path: str, file: str) -> str:
+    """Compression codec of a base file's first column chunk."""
+    import pyarrow.parquet as pq
+
+    return pq.ParquetFile(os.path.join(table_path, file)).metadata.row_group(0).column(0).compression
 
 
 def check_log_files(path: str, want: int, groups: int) -> None:
@@ -282,6 +289,8 @@ class Bench:
             for rep in range(self.repeat):
                 self.say(f"-- {n:,} rows: writes, run {rep + 1} of {self.repeat}")
                 self.timed(PARQUET_WRITE, n, lambda: source.write.mode("overwrite").parquet(plain))
+                if self.log:
+                    self.last(PARQUET_WRITE).written_bytes = dir_bytes(plain)
                 got = self.timed(PARQUET_READ, n, lambda: totals(spark.read.parquet(plain)))
                 self.check_read("parquet", got, 0)
 
@@ -321,6 +330,7 @@ class Bench:
         check(action == want_action, f"{name} completed as {action}, expected {want_action}")
         check(sum(s["numWrites"] for s in stats) == self.n, f"{name}: numWrites != rows")
         self.set_written(name, stats)
+        self.bulk_codec = parquet_codec(path, stats[0]["path"])
         return len({(s["partitionPath"], s["fileId"]) for s in stats})
 
     def upsert_mor(self, name: str, updates, k: int) -> None:
@@ -418,6 +428,8 @@ class Bench:
                 check(all(s.base_file and s.base_instant == done[0] and not s.log_files for s in slices),
                       "after compaction a file group still has log files or an older base file")
                 self.set_written(COMPACTION, stats)
+                self.facts["codecs"] = {"bulk_insert": self.bulk_codec,
+                                        "compaction": parquet_codec(self.mor, stats[0]["path"])}
         finally:
             shutil.rmtree(pristine, ignore_errors=True)
         name = snapshot_name(None)
@@ -529,9 +541,9 @@ def write_results(path: Path, command: str, started: dt.datetime, info: dict, pa
     out += ["", "## Every MOR upsert", "",
             "Upsert 1 is the best of the *upsert 1% MOR* runs above; the later ones ran once each, "
             "into the same table, as its log grew.", "",
-            "| rows | upsert | log files per group after | seconds | tag and plan | merge/append and "
-            "commit | MiB of logs written | peak RSS MiB |",
-            "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            "| rows | upsert (= log files per file group after it) | seconds | tag and plan | "
+            "merge/append and commit | MiB of logs written | peak RSS MiB |",
+            "|---:|---:|---:|---:|---:|---:|---:|"]
     for n, phases, facts in results:
         by_name = {p.name: p for p in phases}
         first = by_name.get(UPSERT_MOR)
@@ -539,16 +551,18 @@ def write_results(path: Path, command: str, started: dt.datetime, info: dict, pa
             + facts.get("later", [])
         for u in rows:
             p, split = u["phase"], u["split"]
-            out.append(f"| {n:,} | {u['k']} | {u['k']} | {p.seconds:.2f} | "
+            out.append(f"| {n:,} | {u['k']} | {p.seconds:.2f} | "
                        f"{split.get('tag and plan', 0):.2f} | {split.get('merge/append and commit', 0):.2f} | "
                        f"{p.written_bytes / 2**20:,.1f} | {p.peak_mib:,.0f} |")
     out += ["", "## Table facts", "",
             "| rows | file groups | rows per 1% upsert | COW upsert rewrote (files, rows) | "
-            "log bytes compacted (MiB) |", "|---:|---:|---:|---|---:|"]
+            "log bytes compacted (MiB) | base file codec: bulk_insert / compaction |",
+            "|---:|---:|---:|---|---:|---|"]
     for n, phases, facts in results:
         files, rows = facts.get("cow_rewritten", (0, 0))
         out.append(f"| {n:,} | {facts.get('groups', '-')} | {facts.get('updates', 0):,} | {files}, {rows:,} | "
-                   f"{facts.get('log_bytes', 0) / 2**20:,.1f} |")
+                   f"{facts.get('log_bytes', 0) / 2**20:,.1f} | "
+                   f"{' / '.join(facts.get('codecs', {}).values()) or '-'} |")
     out += ["", "## How to read this", ""] + reading_notes(nproc, phases_all, busy)
     if errors:
         out += ["", "## Failures", ""] + [f"- {e}" for e in errors]

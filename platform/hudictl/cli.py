@@ -4,11 +4,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import demo
+from . import compact, demo
 
 EPILOG = """examples:
   hudictl demo                         # three commits into ./demo-lakehouse, every query printed
   hudictl demo --path /tmp/lake --keep # keep the table afterwards
+  hudictl compact --base-path ./lake/trips --mode scheduleAndExecute
 """
 
 
@@ -17,6 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     demo.add_parser(sub)
+    compact.add_parser(sub)
     return parser
 
 

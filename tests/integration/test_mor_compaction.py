@@ -134,3 +134,31 @@ def test_compaction_refused_on_copy_on_write(spark, table_path):
           {**FRUIT_OPTIONS, "hoodie.datasource.write.operation": "insert"})
     with pytest.raises(Exception, match="only merge-on-read tables compact"):
         schedule_compaction(HoodieTable.load(table_path), force=True)
+
+
+def test_standalone_compaction_job_from_the_command_line(spark, table_path):
+    """``hudictl compact`` in its own process, as the operator will run it."""
+    import subprocess
+    import sys
+
+    upsert(spark, table_path, [("jack", "apple"), ("sarah", "kiwi")], 1)
+    upsert(spark, table_path, [("jack", "banana")], 2)
+    help_text = subprocess.run([sys.executable, "-m", "hudictl.cli", "compact", "--help"],
+                               capture_output=True, text=True, check=True).stdout
+    assert "examples:" in help_text and "--mode" in help_text
+
+    def compact(*args):
+        return subprocess.run([sys.executable, "-m", "hudictl.cli", "compact", "--base-path", table_path,
+                               *args], capture_output=True, text=True, timeout=300)
+    # Not due under the default trigger (5 delta commits): nothing is planned.
+    done = compact("--mode", "schedule")
+    assert done.returncode == 0 and "no compaction scheduled" in done.stdout
+    bad = compact("--hoodie-conf", "hoodie.compaction.strategy=Nope", "--force")
+    assert bad.returncode != 0 and "hoodie.compaction.strategy" in bad.stderr
+    done = compact("--force")
+    assert done.returncode == 0, done.stderr
+    [instant] = [line.split()[-1] for line in done.stdout.splitlines() if line.startswith("completed")]
+    table = HoodieTable.load(table_path)
+    assert table.timeline.get(instant).action == COMMIT
+    assert [s.base_instant for s in table.fs_view().latest_file_slices()] == [instant]
+    agree(spark, table_path, [("jack", "banana"), ("sarah", "kiwi")])

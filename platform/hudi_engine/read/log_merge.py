@@ -40,7 +40,8 @@ def combine_log_records(parts: list[LogPart], spec: MergeSpec) -> pa.Table | Non
     if log.num_rows == 0:
         return log
     log = _drop_superseded_by_deletes(log, spec)
-    return deduplicate(log, MergeSpec(spec.ordering_field, True, spec.event_time))
+    # Commit-time merging: the last write wins whatever its ordering value (Hudi's overwrite payload).
+    return deduplicate(log, MergeSpec(spec.ordering_field if spec.event_time else None, True, spec.event_time))
 
 
 def _drop_superseded_by_deletes(log: pa.Table, spec: MergeSpec) -> pa.Table:

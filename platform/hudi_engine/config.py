@@ -76,6 +76,9 @@ TABLE_CHECKSUM = _prop("hoodie.table.checksum", None, "CRC32 of database.table."
 PARTITION_METAFILE_USE_BASE_FORMAT = _prop("hoodie.partition.metafile.use.base.format", False,
                                            "Partition metadata as a base-format file.")
 CDC_ENABLED = _prop("hoodie.table.cdc.enabled", False, "Write CDC log files.")
+CDC_LOGGING_MODE = _prop("hoodie.table.cdc.supplemental.logging.mode", "DATA_BEFORE_AFTER",
+                         "What CDC log files hold besides the operation and key.",
+                         choices=("OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"))
 
 # --- key generators -------------------------------------------------------------------------------
 TIMESTAMP_TYPE = _prop("hoodie.keygen.timebased.timestamp.type", None,
@@ -211,9 +214,15 @@ INCR_SCHEMA_USE_END_INSTANT = _prop(
     "hoodie.datasource.read.schema.use.end.instanttime", False,
     "Incremental reads use the schema as of the end instant instead of the latest.")
 AS_OF_INSTANT = _prop("as.of.instant", None, "Time travel to this instant.")
+INCREMENTAL_FORMAT = _prop("hoodie.datasource.query.incremental.format", "latest_state",
+                           "Incremental queries return the latest state of changed rows, or CDC records.",
+                           choices=("latest_state", "cdc"))
 MERGE_TYPE = _prop("hoodie.datasource.merge.type", "payload_combine",
                    "Merge-on-read: merge log records into base rows, or return them as found.",
                    choices=("payload_combine", "skip_merge"))
+
+
+# --- catalog sync (Hive Metastore) ----------------------------------------------------------------
 
 
 class HoodieConfig:

@@ -3,6 +3,7 @@ the ``hudi`` data source's tasks and compaction. One task holds one file group's
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -35,7 +36,7 @@ def read_file_slice(storage: Storage, file_slice: FileSlice, schema: pa.Schema,
                     how: SliceMerge | None = None) -> pa.Table:
     """The slice's rows in ``schema``; with ``how`` its log files are merged in, without it (read
     optimized, copy-on-write) the base file alone is read."""
-    table, _ = slice_rows(storage, file_slice, schema, how)
+    table = slice_rows(storage, file_slice, schema, how).rows
     if table is None:
         return schema.empty_table()
     if commit_times is not None and COMMIT_TIME in table.column_names:
@@ -43,18 +44,24 @@ def read_file_slice(storage: Storage, file_slice: FileSlice, schema: pa.Schema,
     return conform(table, schema)
 
 
+class SliceRows(NamedTuple):
+    rows: pa.Table | None          # the slice's rows; None when it has none
+    base: pa.Table | None          # its base file's rows
+    parts: list[LogPart]           # the log records merged into them
+
+
 def slice_rows(storage: Storage, file_slice: FileSlice, schema: pa.Schema,
-               how: SliceMerge | None) -> tuple[pa.Table | None, list[LogPart]]:
-    """The slice's rows (None when it has none) and the log records that went into them."""
+               how: SliceMerge | None) -> SliceRows:
     work = _work_schema(schema, how)
     base = None
     if file_slice.base_file is not None:
         base = conform(pq.read_table(storage.full(file_slice.base_file.path), filesystem=storage.fs), work)
         base = _with_keys(base, how)
     if how is None or not file_slice.log_files:
-        return base, []
+        return SliceRows(base, base, [])
     parts = log_parts(storage, file_slice, work, how)
-    return (unmerged_slice(base, parts) if how.skip_merge else merge_slice(base, parts, how.spec)), parts
+    rows = unmerged_slice(base, parts) if how.skip_merge else merge_slice(base, parts, how.spec)
+    return SliceRows(rows, base, parts)
 
 
 def log_parts(storage: Storage, file_slice: FileSlice, work: pa.Schema, how: SliceMerge) -> list[LogPart]:

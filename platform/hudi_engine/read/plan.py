@@ -14,7 +14,7 @@ from ..file_group.log_scanner import Visibility
 from ..keygen import key_generator_from_config
 from ..schema.avro import META_FIELDS, avro_to_arrow
 from ..table.meta_client import HoodieTable, merge_mode
-from ..timeline.instant import normalize_instant
+from ..timeline.instant import Instant, normalize_instant
 from ..write.merge import MergeSpec
 from .file_slice import SliceMerge
 
@@ -58,6 +58,12 @@ def plan_read(table: HoodieTable, options: dict | None = None) -> ReadPlan:
     return ReadPlan(tuple(slices), table_schema(table, as_of), merge=slice_merge(table, cfg, as_of))
 
 
+def is_cdc_query(options: dict | None) -> bool:
+    cfg = HoodieConfig(options)
+    return (cfg.get_str(C.QUERY_TYPE).lower() == "incremental"
+            and cfg.get_str(C.INCREMENTAL_FORMAT).lower() == "cdc")
+
+
 def slice_merge(table: HoodieTable, cfg: HoodieConfig, as_of: str | None) -> SliceMerge | None:
     """How this table's slices merge their logs (None for copy-on-write: nothing to merge)."""
     if table.table_type != "MERGE_ON_READ":
@@ -76,8 +82,8 @@ def merge_spec(table: HoodieTable) -> MergeSpec:
     return MergeSpec(ordering, True, merge_mode(table.config) == "EVENT_TIME_ORDERING")
 
 
-def _incremental(table: HoodieTable, cfg: HoodieConfig) -> ReadPlan:
-    """Rows written by the commits in the window (begin, end], latest version of each.
+def incremental_commits(table: HoodieTable, cfg: HoodieConfig) -> list[Instant]:
+    """The completed writes in the window (begin, end] of an incremental query.
 
     Table version 6 windows on instant (requested) times; Hudi 1.x tables (timeline layout 2)
     window on completion times, as Hudi 1.x and hudi-rs do."""
@@ -91,10 +97,17 @@ def _incremental(table: HoodieTable, cfg: HoodieConfig) -> ReadPlan:
     end = cfg.get_str(C.END_INSTANTTIME)
     end = normalize_instant(end, C.END_INSTANTTIME.key) if end else None
     if table.layout_version >= 2:
-        commits = [i for i in timeline.completed_writes()
-                   if i.completion_time > begin and (end is None or i.completion_time <= end)]
-    else:
-        commits = timeline.completed_writes(after=begin, until=end)
+        return [i for i in timeline.completed_writes()
+                if i.completion_time > begin and (end is None or i.completion_time <= end)]
+    return timeline.completed_writes(after=begin, until=end)
+
+
+def _incremental(table: HoodieTable, cfg: HoodieConfig) -> ReadPlan:
+    """Rows written by the commits in the window (begin, end], latest version of each."""
+    timeline = table.timeline
+    commits = incremental_commits(table, cfg)
+    end = cfg.get_str(C.END_INSTANTTIME)
+    end = normalize_instant(end, C.END_INSTANTTIME.key) if end else None
     schema_as_of = end if cfg.get(C.INCR_SCHEMA_USE_END_INSTANT) else None
     if not commits:
         return ReadPlan((), table_schema(table, schema_as_of), ())

@@ -15,14 +15,17 @@ from pyspark.sql.pandas.types import from_arrow_schema
 from ..schema.avro import META_FIELDS
 from ..storage import Storage
 from ..table.meta_client import HoodieTable
+from .cdc import read_cdc
 from .file_slice import read_file_slice
-from .plan import ReadPlan, plan_read
+from .plan import ReadPlan, is_cdc_query, plan_read
 
 COMMIT_TIME = META_FIELDS[0]
 
 
 def read(spark: SparkSession, base_path: str, options: dict | None = None) -> DataFrame:
     table = HoodieTable.load(base_path)
+    if is_cdc_query(options):
+        return read_cdc(spark, table, options)
     plan = plan_read(table, options)
     return scan(spark, table, plan)
 

@@ -31,7 +31,9 @@ from ..timeline.avro_models import COMPACTION_PLAN, decode_instant_avro, encode_
 from ..timeline.instant import (COMMIT, COMPACTION, DELTA_COMMIT, REPLACE_COMMIT, Instant, State,
                                 new_instant_time)
 from ..timeline.timeline import commit_metadata_json
-from ..write.base_file import BaseFileWriter, WriteContext, conform, marker_dir
+from ..cdc import diff
+from ..write.base_file import RECORD_KEY, BaseFileWriter, WriteContext, conform, marker_dir
+from ..write.cdc_log import cdc_mode, write_cdc_log
 from ..write.commit import commit_metadata
 from ..write.rollback import rollback
 from ..write.spark_jobs import job_group
@@ -164,14 +166,19 @@ class CompactFileGroup:
     def _compact(self, op: dict, task_partition: int, token: str) -> dict:
         file_slice = operation_slice(op)
         schema = self.ctx.file_schema
-        rows, parts = slice_rows(self.ctx.storage, file_slice, schema, self.merge)
+        rows, base, parts = slice_rows(self.ctx.storage, file_slice, schema, self.merge)
         rows = conform(rows, schema) if rows is not None else schema.empty_table()
         writer = BaseFileWriter(self.ctx, file_slice.partition, file_slice.file_id, token, "CREATE",
                                 op["baseInstantTime"])
-        writer.write(rows, stamp=False, task_partition=task_partition)
+        written = writer.write(rows, stamp=False, task_partition=task_partition)
         log_records = sum(p.records.num_rows for p in parts)
         deletes = sum(p.records.num_rows for p in parts if p.kind == DELETES)
         stat = writer.close(0, log_records - deletes, deletes)
+        if cdc_mode(self.ctx) is not None:
+            # What the logs changed, for changelog readers (Hudi's Spark CDC reader infers it).
+            keys = pa.concat_arrays([p.records[RECORD_KEY].combine_chunks() for p in parts]) if parts else None
+            stat["cdcStats"] = write_cdc_log(self.ctx, file_slice.partition, file_slice.file_id, token,
+                                             diff(base, written, keys))
         stat.update({"totalLogRecords": log_records, "totalLogBlocks": len(parts),
                      "totalLogFilesCompacted": len(file_slice.log_files),
                      "totalLogSizeCompacted": int((op.get("metrics") or {}).get("TOTAL_LOG_FILES_SIZE", 0)),

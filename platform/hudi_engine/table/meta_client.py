@@ -67,6 +67,8 @@ class HoodieTable:
         props[C.TABLE_NAME.key] = options.require(C.TABLE_NAME, "a new table needs a name")
         props[C.RECORDKEY_FIELDS.key] = options.require(
             C.RECORDKEY_FIELDS, "name the field(s) that identify a record, e.g. 'id'")
+        if options.get(C.CDC_ENABLED):   # readers must know what the CDC log files hold
+            props[C.CDC_LOGGING_MODE.key] = options.get_str(C.CDC_LOGGING_MODE).upper()
         props[C.TABLE_VERSION.key] = str(WRITE_TABLE_VERSION)
         props[C.TIMELINE_LAYOUT_VERSION.key] = "1"
         props[C.KEYGEN_CLASS.key] = keygen_class

@@ -115,12 +115,13 @@ class BaseFileWriter:
             # Sequence numbers and record keys are unique per row: a dictionary never pays off.
             use_dictionary=[f.name for f in ctx.file_schema if f.name not in (COMMIT_SEQNO, RECORD_KEY)])
 
-    def write(self, rows: pa.Table, stamp: bool, task_partition: int) -> None:
+    def write(self, rows: pa.Table, stamp: bool, task_partition: int) -> pa.Table:
         """Write rows; ``stamp`` gives them this instant's commit time and sequence numbers,
-        otherwise (stored rows carried over) they keep theirs. Either way they get this file's name."""
+        otherwise (stored rows carried over) they keep theirs. Either way they get this file's name.
+        Returns the rows as written (CDC logs them)."""
         n = rows.num_rows
         if n == 0:
-            return
+            return conform(rows, self.ctx.file_schema)
         if stamp:
             seq = np.arange(self._seq, self._seq + n)
             self._seq += n
@@ -138,6 +139,7 @@ class BaseFileWriter:
         self._max_key = hi if self._max_key is None or hi > self._max_key else self._max_key
         self._writer.write_table(rows, row_group_size=max(n, 1))
         self.num_written += n
+        return rows
 
     @property
     def bytes_written(self) -> int:

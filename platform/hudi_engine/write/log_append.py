@@ -57,18 +57,11 @@ class AppendFileGroup:
         blocks = []
         if upserts.num_rows:
             rows = self._stamp(upserts, file_id, task_partition)
-            blocks += [self._data_block(chunk) for chunk in _chunks(rows, cfg.get(C.LOGFILE_DATA_BLOCK_MAX_SIZE))]
+            blocks += [self._data_block(chunk) for chunk in block_chunks(rows, cfg.get(C.LOGFILE_DATA_BLOCK_MAX_SIZE))]
         if removed.num_rows:
             blocks.append(delete_block(self._deleted_keys(removed), self.ctx.instant,
                                        self.ctx.avro_footer_schema))
-        marked: set[str] = set()
-        for block in blocks:
-            if writer.path not in marked:  # the marker precedes the file it names
-                marked.add(writer.path)
-                name = writer.path.rsplit("/", 1)[-1]
-                self.ctx.storage.write_bytes(marker_path(self.ctx.instant, target.partition, name, "APPEND"), b"")
-            writer.append(block)
-        files = writer.close()
+        files = append_marked(self.ctx, writer, target.partition, blocks, "APPEND")
         took = int((time.monotonic() - started) * 1000)
         stats = []
         for i, written in enumerate(files):
@@ -117,7 +110,19 @@ class AppendFileGroup:
         return pa.table(keys)
 
 
-def _chunks(rows: pa.Table, max_bytes: int):
+def append_marked(ctx: WriteContext, writer: LogWriter, partition: str, blocks, io_type: str):
+    """Append blocks and close; each log file's marker is written before the file it names."""
+    marked: set[str] = set()
+    for block in blocks:
+        if writer.path not in marked:
+            marked.add(writer.path)
+            name = writer.path.rsplit("/", 1)[-1]
+            ctx.storage.write_bytes(marker_path(ctx.instant, partition, name, io_type), b"")
+        writer.append(block)
+    return writer.close()
+
+
+def block_chunks(rows: pa.Table, max_bytes: int):
     """Rows split into data blocks of about ``max_bytes`` (Hudi's data block size limit)."""
     if rows.nbytes <= max_bytes or rows.num_rows <= 1:
         yield rows

@@ -16,8 +16,10 @@ import pyarrow.parquet as pq
 from .. import config as C
 from ..errors import HoodieValidationError
 from ..file_group.naming import new_file_id, write_token
+from ..cdc import written as cdc_changes
 from ..keygen import KeyGenerator
 from .base_file import PARTITION_PATH, RECORD_KEY, BaseFileWriter, WriteContext, conform, repeat_string
+from .cdc_log import cdc_mode, write_cdc_log
 from .log_append import AppendFileGroup
 from .merge import OP_COLUMN, MergeSpec, merge
 from .planner import Target
@@ -97,8 +99,14 @@ class WriteFileGroup:
         writer = BaseFileWriter(self.ctx, target.partition, file_id, token,
                                 "MERGE" if target.base_path else "CREATE", target.prev_commit)
         writer.write(result.kept, stamp=False, task_partition=task_partition)
-        writer.write(result.written, stamp=True, task_partition=task_partition)
+        written = writer.write(result.written, stamp=True, task_partition=task_partition)
         stat = writer.close(result.num_inserts, result.num_updates, result.num_deletes)
+        if stored is not None and cdc_mode(self.ctx) is not None:
+            dropped = stored[RECORD_KEY].filter(pc.invert(pc.is_in(
+                stored[RECORD_KEY], value_set=pa.concat_arrays([
+                    result.kept[RECORD_KEY].combine_chunks(), written[RECORD_KEY].combine_chunks()]))))
+            stat["cdcStats"] = write_cdc_log(self.ctx, target.partition, file_id, token,
+                                             cdc_changes(stored, written, dropped))
         return pa.Table.from_batches([stats_batch([stat])])
 
 

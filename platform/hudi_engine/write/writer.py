@@ -399,7 +399,7 @@ class _Write:
 
     def _finalize(self, stats: list[dict]) -> None:
         """Delete files that retried or speculative tasks left behind (markers not in the stats)."""
-        committed = {s["path"] for s in stats}
+        committed = {s["path"] for s in stats} | {p for s in stats for p in (s.get("cdcStats") or {})}
         for data_path in marked_data_files(self.table.storage, self.instant.timestamp) - committed:
             self.table.storage.delete(data_path)
 

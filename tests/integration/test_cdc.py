@@ -48,6 +48,10 @@ def test_three_commits_give_the_same_changes_in_every_mode(spark, table_path, ta
         ("u", c2, ("jack", "apple", c1), ("jack", "banana", c2)),
         ("d", c3, ("john", "pineapple", c1), None)])
     assert changes(spark, table_path) == expected
+    via_source = spark.read.format("hudi").options(**{
+        "hoodie.datasource.query.type": "incremental", "hoodie.datasource.query.incremental.format": "cdc",
+        "hoodie.datasource.read.begin.instanttime": "0"}).load(table_path)
+    assert sorted(summary(r.asDict()) for r in via_source.collect()) == expected
     # Split into two windows, the union is the same.
     assert sorted(changes(spark, table_path, "0", c1) + changes(spark, table_path, c1, c3)) == expected
     # Commit by commit, for a pipeline feeding another table.

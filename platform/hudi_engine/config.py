@@ -223,6 +223,61 @@ MERGE_TYPE = _prop("hoodie.datasource.merge.type", "payload_combine",
 
 
 # --- catalog sync (Hive Metastore) ----------------------------------------------------------------
+META_SYNC_ENABLED = _prop("hoodie.datasource.meta.sync.enable", False,
+                          "Sync the table to the catalog after every commit.")
+HIVE_SYNC_ENABLED = _prop("hoodie.datasource.hive_sync.enable", False,
+                          "Sync the table to the Hive Metastore after every commit.")
+HIVE_SYNC_MODE = _prop("hoodie.datasource.hive_sync.mode", None,
+                       "How to reach Hive; this engine speaks the metastore's thrift API (hms).",
+                       choices=("hms", "jdbc", "hiveql", "glue"))
+HIVE_SYNC_METASTORE_URIS = _prop("hoodie.datasource.hive_sync.metastore.uris", "thrift://localhost:9083",
+                                 "Metastore thrift URI(s), comma separated; tried in turn.")
+HIVE_SYNC_DATABASE = _prop("hoodie.datasource.hive_sync.database", "default",
+                           "Database to sync into (default: the table's hoodie.database.name).")
+HIVE_SYNC_TABLE = _prop("hoodie.datasource.hive_sync.table", None,
+                        "Table name in the metastore (default: the Hudi table name).")
+HIVE_SYNC_PARTITION_FIELDS = _prop("hoodie.datasource.hive_sync.partition_fields", None,
+                                   "Hive partition columns (default: the table's partition fields).")
+HIVE_SYNC_PARTITION_EXTRACTOR = _prop(
+    "hoodie.datasource.hive_sync.partition_extractor_class", None,
+    "How partition values are read from a partition path (default: inferred from the table).")
+HIVE_SYNC_AUTO_CREATE_DATABASE = _prop("hoodie.datasource.hive_sync.auto_create_database", True,
+                                       "Create the database when it does not exist.")
+HIVE_SYNC_SKIP_RO_SUFFIX = _prop("hoodie.datasource.hive_sync.skip_ro_suffix", False,
+                                 "Merge-on-read: register the read-optimized table without '_ro'.")
+HIVE_SYNC_TABLE_STRATEGY = _prop("hoodie.datasource.hive_sync.table.strategy", "ALL",
+                                 "Merge-on-read: register the RO table, the RT table or both.",
+                                 choices=("RO", "RT", "ALL"))
+META_SYNC_SNAPSHOT_WITH_TABLE_NAME = _prop(
+    "hoodie.meta.sync.sync_snapshot_with_table_name", False,
+    "Merge-on-read with strategy ALL: also register the snapshot (RT) view under the bare name "
+    "(Hudi 0.14/0.15 default; 1.x defaults to true).")
+HIVE_SYNC_AS_DATASOURCE = _prop("hoodie.datasource.hive_sync.sync_as_datasource", True,
+                                "Add the spark.sql.sources.* properties so Spark sees a hudi table.")
+HIVE_SYNC_SCHEMA_STRING_LENGTH_THRESHOLD = _prop(
+    "hoodie.datasource.hive_sync.schema_string_length_thresh", 4000,
+    "Longest piece of the Spark schema JSON stored in one table property.")
+HIVE_SYNC_CREATE_MANAGED_TABLE = _prop("hoodie.datasource.hive_sync.create_managed_table", False,
+                                       "Register a MANAGED table instead of an EXTERNAL one.")
+HIVE_SYNC_SUPPORT_TIMESTAMP = _prop("hoodie.datasource.hive_sync.support_timestamp", False,
+                                    "Timestamps become Hive 'timestamp' instead of 'bigint'.")
+HIVE_SYNC_COMMENT = _prop("hoodie.datasource.hive_sync.sync_comment", False,
+                          "Copy column comments (Avro doc) to the metastore.")
+HIVE_SYNC_OMIT_METADATA_FIELDS = _prop("hoodie.datasource.hive_sync.omit_metadata_fields", False,
+                                       "Leave the _hoodie_* meta columns out of the Hive table.")
+HIVE_SYNC_BATCH_NUM = _prop("hoodie.datasource.hive_sync.batch_num", 1000,
+                            "Partitions added per metastore call.")
+HIVE_SYNC_TABLE_PROPERTIES = _prop("hoodie.datasource.hive_sync.table_properties", None,
+                                   "Extra table properties, one 'key=value' per line.")
+HIVE_SYNC_SERDE_PROPERTIES = _prop("hoodie.datasource.hive_sync.serde_properties", None,
+                                   "Extra serde properties, one 'key=value' per line.")
+HIVE_SYNC_IGNORE_EXCEPTIONS = _prop("hoodie.datasource.hive_sync.ignore_exceptions", False,
+                                    "A failed sync after a write warns instead of failing the write.")
+META_SYNC_INCREMENTAL = _prop("hoodie.meta.sync.incremental", True,
+                              "Sync only partitions written or dropped since the last synced "
+                              "commit; false lists the whole table and fixes every partition.")
+META_SYNC_DECODE_PARTITION = _prop("hoodie.meta.sync.decode_partition", False,
+                                   "URL-decode partition values (default: the table's urlencode).")
 
 
 class HoodieConfig:

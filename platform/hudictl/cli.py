@@ -4,12 +4,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import compact, demo
+from . import compact, demo, hive_sync
 
 EPILOG = """examples:
   hudictl demo                         # three commits into ./demo-lakehouse, every query printed
   hudictl demo --path /tmp/lake --keep # keep the table afterwards
   hudictl compact --base-path ./lake/trips --mode scheduleAndExecute
+  hudictl hive-sync --base-path ./lake/trips --metastore-uris thrift://localhost:9083
 """
 
 
@@ -19,6 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     demo.add_parser(sub)
     compact.add_parser(sub)
+    hive_sync.add_parser(sub)
     return parser
 
 

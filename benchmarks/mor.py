@@ -542,8 +542,8 @@ def write_results(path: Path, command: str, started: dt.datetime, info: dict, pa
             "Upsert 1 is the best of the *upsert 1% MOR* runs above; the later ones ran once each, "
             "into the same table, as its log grew.", "",
             "| rows | upsert (= log files per file group after it) | seconds | tag and plan | "
-            "merge/append and commit | MiB of logs written | peak RSS MiB |",
-            "|---:|---:|---:|---:|---:|---:|---:|"]
+            "merge/append and commit | MiB of logs written | peak RSS MiB | other procs (cores) |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for n, phases, facts in results:
         by_name = {p.name: p for p in phases}
         first = by_name.get(UPSERT_MOR)
@@ -553,7 +553,7 @@ def write_results(path: Path, command: str, started: dt.datetime, info: dict, pa
             p, split = u["phase"], u["split"]
             out.append(f"| {n:,} | {u['k']} | {p.seconds:.2f} | "
                        f"{split.get('tag and plan', 0):.2f} | {split.get('merge/append and commit', 0):.2f} | "
-                       f"{p.written_bytes / 2**20:,.1f} | {p.peak_mib:,.0f} |")
+                       f"{p.written_bytes / 2**20:,.1f} | {p.peak_mib:,.0f} | {p.other_cores:.2f} |")
     out += ["", "## Table facts", "",
             "| rows | file groups | rows per 1% upsert | COW upsert rewrote (files, rows) | "
             "log bytes compacted (MiB) | base file codec: bulk_insert / compaction |",

@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         spark = local_spark("hudictl-compact")
         try:
-            for instant in run_compactions(spark, table, args.instant_time):
+            for instant in run_compactions(spark, table, args.instant_time, options):
                 print(f"completed compaction {instant}")
         finally:
             spark.stop()

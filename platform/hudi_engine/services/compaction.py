@@ -86,11 +86,13 @@ def compact_inline(spark: SparkSession, table: HoodieTable, options: dict, execu
     """After a write (``hoodie.compact.inline`` / ``hoodie.compact.schedule.inline``): plan a
     compaction if one is due and, when executing, run every pending one."""
     schedule_compaction(table, options)
-    return run_compactions(spark, table.reload()) if execute else []
+    return run_compactions(spark, table.reload(), options=options) if execute else []
 
 
-def run_compactions(spark: SparkSession, table: HoodieTable, instant_time: str | None = None) -> list[str]:
-    """Execute pending compactions (one, or all oldest first); returns the completed instants."""
+def run_compactions(spark: SparkSession, table: HoodieTable, instant_time: str | None = None,
+                    options: dict | None = None) -> list[str]:
+    """Execute pending compactions (one, or all oldest first); returns the completed instants.
+    ``options`` are the writer's settings for the new base files (codec, bloom filter, ...)."""
     done = []
     for instant in table.timeline.pending([COMPACTION]):
         if instant_time is not None and instant.timestamp != instant_time:
@@ -100,14 +102,14 @@ def run_compactions(spark: SparkSession, table: HoodieTable, instant_time: str |
             _progress(f"compaction {instant.timestamp} was interrupted; rolling it back to run it again")
             rollback(table, instant)
             table = table.reload()
-        done.append(_execute(spark, table, Instant(instant.timestamp, COMPACTION, State.REQUESTED)))
+        done.append(_execute(spark, table, Instant(instant.timestamp, COMPACTION, State.REQUESTED), options))
     if instant_time is not None and not done:
         raise HoodieError(f"no pending compaction {instant_time} in {table.name}; pending ones: "
                           f"{[i.timestamp for i in table.timeline.pending([COMPACTION])]}")
     return done
 
 
-def _execute(spark: SparkSession, table: HoodieTable, requested: Instant) -> str:
+def _execute(spark: SparkSession, table: HoodieTable, requested: Instant, options: dict | None) -> str:
     timeline = table.timeline
     plan = _plan_of(table, requested)
     operations = plan.get("operations") or []
@@ -115,7 +117,7 @@ def _execute(spark: SparkSession, table: HoodieTable, requested: Instant) -> str
     data_schema = pa.schema([f for f in schema if f.name not in META_FIELDS])
     avro = arrow_to_avro(data_schema, table.name)
     ctx = WriteContext(table.storage, requested.timestamp, data_schema, to_json(add_meta_fields(avro)),
-                       dict(table.props))
+                       {**(options or {}), **table.props})
     visibility = Visibility(frozenset(i.timestamp for i in timeline.completed_writes(until=requested.timestamp)),
                             timeline.instants[0].timestamp, requested.timestamp)
     task = CompactFileGroup(ctx, tuple(operations), SliceMerge(visibility, merge_spec(table)))

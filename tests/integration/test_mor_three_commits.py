@@ -1,6 +1,7 @@
 """The three-commit example on a merge-on-read table (real Spark, real files): log files on disk,
 every query type read by our reader, the ``hudi`` data source and hudi-rs, before and after
 compaction."""
+import pyarrow.parquet as pq
 import pytest
 
 from hudi_engine import read, write
@@ -84,7 +85,8 @@ def test_compaction_keeps_every_answer(spark, mor_table):
     table = HoodieTable.load(str(path))
     requested = schedule_compaction(table, force=True)
     assert requested is not None
-    assert run_compactions(spark, table.reload()) == [requested.timestamp]
+    options = {"hoodie.parquet.compression.codec": "snappy"}
+    assert run_compactions(spark, table.reload(), options=options) == [requested.timestamp]
 
     table = HoodieTable.load(str(path))
     commit = table.timeline.get(requested.timestamp)
@@ -92,6 +94,8 @@ def test_compaction_keeps_every_answer(spark, mor_table):
     latest = table.fs_view().latest_file_slices()
     compacted = [s for s in latest if s.base_instant == requested.timestamp]
     assert len(compacted) == 1 and not compacted[0].log_files
+    footer = pq.ParquetFile(f"{path}/{compacted[0].base_file.path}").metadata
+    assert footer.row_group(0).column(0).compression == "SNAPPY"   # the compaction's options apply
     for query, opts in {"snapshot": {}, "incr": INCR, "travel": {"as.of.instant": c2}}.items():
         assert ours(spark, path, **opts) == before[query], query
     assert rows(hudi_rs_read(path), COLS) == before["snapshot"]

@@ -408,7 +408,8 @@ class Bench:
         def compact() -> list[str]:
             planned = schedule_compaction(HoodieTable.load(self.mor), force=True)
             check(planned is not None, "nothing to compact")
-            return run_compactions(spark, HoodieTable.load(self.mor))
+            # The writes' settings (snappy) for the compacted base files too.
+            return run_compactions(spark, HoodieTable.load(self.mor), options=MOR_OPTIONS)
         try:
             for rep in range(self.repeat):
                 if rep:

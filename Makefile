@@ -6,7 +6,7 @@ JAVA_PKG    := openjdk-17-jre-headless
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 
-.PHONY: env java demo test test-slow bench bench-mor clean
+.PHONY: env java demo test test-slow bench bench-mor bench-cdc clean
 
 env: java $(VENV)/.installed
 
@@ -37,6 +37,9 @@ bench: env
 
 bench-mor: env
 	$(BIN)/python -m benchmarks.mor
+
+bench-cdc: env
+	$(BIN)/python -m benchmarks.cdc
 
 clean:
 	rm -rf $(VENV) .pytest_cache demo-lakehouse

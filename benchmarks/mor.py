@@ -38,11 +38,10 @@ import os
 import shutil
 import sys
 import time
-import traceback
 from pathlib import Path
 
-from .run import (CODEC, HUDI_OPTIONS, NEW_STATUS, TS0, WARMUP_ROWS, Phase, _busy,
-                  _cpu_split, _log, _mib_split, bench_session, best_of, check, parse_args,
+from .run import (CODEC, busy_phases, phase_line, HUDI_OPTIONS, NEW_STATUS, TS0, WARMUP_ROWS, Phase, _busy,
+                  _cpu_split, _log, _mib_split, best_of, run_sizes, check, parse_args,
                   dir_bytes, reading_notes, replace_section, setup_lines, source_frame, timed)
 
 DEFAULT_ROWS = (5_000_000,)
@@ -194,17 +193,23 @@ def split_write(marks: ProgressMarks, seconds: float, operation: str) -> dict[st
 
 
 # --- one row count ---------------------------------------------------------------------------------
-class Bench:
-    """Every phase for one row count; ``log=False`` runs them untimed (the warm-up)."""
+# The phase table of the merge-on-read and CDC reports.
+RESULTS_TABLE_HEADER = (
+    "## Results", "",
+    "| rows | phase | seconds (best) | all runs | rows/s | vs | MiB written | peak RSS MiB "
+    "| JVM / driver py / py workers | CPU s JVM / py | other procs (cores) |",
+    "|---:|---|---:|---|---:|---|---:|---:|---|---|---:|",
+)
 
-    def __init__(self, spark, n: int, partitions: int, workdir: str, repeat: int,
-                 log_levels: tuple[int, ...], log: bool = True):
-        self.spark, self.n, self.partitions, self.workdir = spark, n, partitions, workdir
-        self.repeat, self.log_levels, self.log = repeat, log_levels, log
+
+class PhaseRecorder:
+    """Times named phases of one benchmark (untimed when ``log`` is off: the warm-up) and splits
+    each write by the engine's progress lines."""
+
+    def __init__(self, log: bool):
+        self.log = log
         self.runs: dict[str, list[Phase]] = {}
         self.splits: dict[str, list[dict]] = {}
-        self.later: list[dict] = []          # upserts 2.. into the merge-on-read table
-        self.facts: dict = {}
 
     def say(self, message: str) -> None:
         if self.log:
@@ -227,6 +232,19 @@ class Bench:
             self.splits.setdefault(name, []).append(split_write(marks, phase.seconds, split))
         box["phase"] = phase
         return box["out"]
+
+
+
+class Bench(PhaseRecorder):
+    """Every phase for one row count; ``log=False`` runs them untimed (the warm-up)."""
+
+    def __init__(self, spark, n: int, partitions: int, workdir: str, repeat: int,
+                 log_levels: tuple[int, ...], log: bool = True):
+        super().__init__(log)
+        self.spark, self.n, self.partitions, self.workdir = spark, n, partitions, workdir
+        self.repeat, self.log_levels = repeat, log_levels
+        self.later: list[dict] = []          # upserts 2.. into the merge-on-read table
+        self.facts: dict = {}
 
     def last(self, name: str) -> Phase | None:
         return self.runs[name][-1] if self.log else None
@@ -457,10 +475,7 @@ def summary_lines(n: int, phases: list[Phase], facts: dict) -> list[str]:
     lines = [f"N = {n:,} rows ({facts.get('updates', 0):,} upserted per 1% upsert); best of "
              f"{len(phases[0].runs)} runs; codec {CODEC}"]
     for p in phases:
-        lines.append(f"  {p.name:<32} {p.seconds:7.2f} s {p.rows_per_s:>10,.0f} rows/s  {_ratios(p, by_name)}  "
-                     f"[runs {', '.join(f'{r:.2f}' for r in p.runs)}]  peak RSS {p.peak_mib:,.0f} MiB "
-                     f"(jvm/driver/workers {_mib_split(p)})  cpu s jvm/py {_cpu_split(p)}  "
-                     f"other procs {p.other_cores:.2f} cores")
+        lines.append(phase_line(p, _ratios(p, by_name), 32))
     for name, split in facts.get("splits", {}).items():
         lines.append(f"  split of {name}: {_split_text(split)} s")
     later = facts.get("later", [])
@@ -473,7 +488,7 @@ def write_results(path: Path, command: str, started: dt.datetime, info: dict, pa
                   repeat: int, results: list[tuple[int, list[Phase], dict]], errors: list[str]) -> None:
     nproc = info["nproc"] or 1
     phases_all = [p for _, phases, _ in results for p in phases]
-    busy = [f"{p.name} ({n:,})" for n, phases, _ in results for p in phases if _busy(p)]
+    busy = busy_phases(results)
     levels = ", ".join(str(x) for x in LOG_LEVELS)
     out = [
         "# MOR benchmark",
@@ -497,9 +512,10 @@ def write_results(path: Path, command: str, started: dt.datetime, info: dict, pa
         "`hudi_engine.read(spark, path, options)` (snapshot, or `hoodie.datasource.query.type="
         "read_optimized`), against the same over `spark.read.parquet` of the N rows the parquet "
         "write wrote (its 4 files)",
-        f"- **Compaction:** `schedule_compaction(table, force=True)` then `run_compactions`, on the "
-        f"table with {LOG_LEVELS[-1]} log files per file group; each run on a fresh copy of it (copied "
-        "outside the clock); rows/s counts the rows written to the compacted file groups",
+        f"- **Compaction:** `schedule_compaction(table, force=True)` then `run_compactions(spark, "
+        f"table, options=...)` with the writes' options (so {CODEC} base files), on the table with "
+        f"{LOG_LEVELS[-1]} log files per file group; each run on a fresh copy of it (copied outside "
+        "the clock); rows/s counts the rows written to the compacted file groups",
         "",
         f"Every phase ran {repeat} time(s) (the writes interleaved: parquet write, parquet read, "
         "bulk_insert COW, upsert COW, bulk_insert MOR, snapshot read, upsert MOR, snapshot read, "
@@ -513,11 +529,7 @@ def write_results(path: Path, command: str, started: dt.datetime, info: dict, pa
         "`fs_view().latest_file_slices()` after every MOR write; after compaction one new base file "
         "per file group and no log files.",
         "",
-        "## Results",
-        "",
-        "| rows | phase | seconds (best) | all runs | rows/s | vs | MiB written | peak RSS MiB "
-        "| JVM / driver py / py workers | CPU s JVM / py | other procs (cores) |",
-        "|---:|---|---:|---|---:|---|---:|---:|---|---|---:|",
+        *RESULTS_TABLE_HEADER,
     ]
     for n, phases, facts in results:
         by_name = {p.name: p for p in phases}
@@ -573,31 +585,9 @@ def write_results(path: Path, command: str, started: dt.datetime, info: dict, pa
 # --- main ------------------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
     args, sizes, repeat, command = parse_args("benchmarks.mor", __doc__, DEFAULT_ROWS, argv)
-    started = dt.datetime.now(dt.timezone.utc).astimezone()
-    results: list[tuple[int, list[Phase], dict]] = []
-    errors: list[str] = []
-    with bench_session("hudi-mor-bench", args) as (spark, info, partitions, workdir):
-        _log(f"== warm-up on {WARMUP_ROWS:,} rows (untimed)")
-        Bench(spark, WARMUP_ROWS, partitions, os.path.join(workdir, "warmup"), 1, WARMUP_LOG_LEVELS,
-              log=False).run()
-        for n in sizes:
-            try:
-                bench = Bench(spark, n, partitions, workdir, repeat, LOG_LEVELS)
-                phases, facts = bench.run()
-                results.append((n, phases, facts))
-                print("\n".join(summary_lines(n, phases, facts)), flush=True)
-            except Exception as exc:   # record it, still report the other sizes
-                traceback.print_exc()
-                errors.append(f"{n:,} rows: {type(exc).__name__}: {str(exc).splitlines()[0][:500]}")
-            finally:
-                for name in os.listdir(workdir):
-                    shutil.rmtree(os.path.join(workdir, name), ignore_errors=True)
-    if not args.no_results:
-        write_results(Path(args.results), command, started, info, partitions, repeat, results, errors)
-        _log(f"wrote {args.results}")
-    for e in errors:
-        print(f"FAILED {e}", file=sys.stderr)
-    return 1 if errors else 0
+    return run_sizes("hudi-mor-bench", args, sizes, repeat, command,
+                     lambda spark, n, partitions, workdir, rep, log: Bench(spark, n, partitions, workdir, rep, WARMUP_LOG_LEVELS if not log else LOG_LEVELS, log=log).run(),
+                     summary_lines, write_results)
 
 
 if __name__ == "__main__":

@@ -503,16 +503,25 @@ def _busy(p: Phase) -> bool:
     return p.other_max >= 0.25
 
 
+def phase_line(p: Phase, ratio: str, width: int) -> str:
+    """One phase on stdout: time, rate, ratio, every run, memory and CPU, outside load."""
+    return (f"  {p.name:<{width}} {p.seconds:7.2f} s {p.rows_per_s:>10,.0f} rows/s  {ratio}  "
+            f"[runs {', '.join(f'{r:.2f}' for r in p.runs)}]  peak RSS {p.peak_mib:,.0f} MiB "
+            f"(jvm/driver/workers {_mib_split(p)})  cpu s jvm/py {_cpu_split(p)}  "
+            f"load before {p.load_before}, other procs {p.other_cores:.2f} cores")
+
+
+def busy_phases(results: list[tuple[int, list[Phase], dict]]) -> list[str]:
+    """Phases that ran while other processes used the machine, for the report's warning."""
+    return [f"{p.name} ({n:,})" for n, phases, _ in results for p in phases if _busy(p)]
+
+
 def summary_lines(n: int, phases: list[Phase], facts: dict) -> list[str]:
     base = next((p for p in phases if p.name == "parquet"), None)
     lines = [f"N = {n:,} rows ({facts.get('updates', 0):,} upserted); best of {len(phases[0].runs)} "
              f"runs; codec {CODEC} for Spark and Hudi"]
     for p in phases:
-        lines.append(f"  {p.name:<22} {p.seconds:7.2f} s {p.rows_per_s:>10,.0f} rows/s  "
-                     f"{p.name} {_ratio(p, base)}  [runs {', '.join(f'{r:.2f}' for r in p.runs)}]  "
-                     f"peak RSS {p.peak_mib:,.0f} MiB (jvm/driver/workers {_mib_split(p)})  "
-                     f"cpu s jvm/py {_cpu_split(p)}  load before {p.load_before}, "
-                     f"other procs {p.other_cores:.2f} cores")
+        lines.append(phase_line(p, f"{p.name} {_ratio(p, base)}", 22))
     if "rewritten" in facts:
         lines.append(f"  upsert rewrote {facts['rewritten']} of {facts['file_groups']} base files "
                      f"(file groups holding updated keys: {facts['touched']}; "
@@ -546,7 +555,7 @@ def write_results(path: Path, command: str, started: dt.datetime, info: dict, pa
                   repeat: int, results: list[tuple[int, list[Phase], dict]], errors: list[str]) -> None:
     nproc = info["nproc"] or 1
     phases_all = [p for _, phases, _ in results for p in phases]
-    busy = [f"{p.name} ({n:,})" for n, phases, _ in results for p in phases if _busy(p)]
+    busy = busy_phases(results)
     out = [
         "# COW write benchmark",
         "",
@@ -703,19 +712,22 @@ def bench_session(app_name: str, args: argparse.Namespace):
             shutil.rmtree(workdir, ignore_errors=True)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args, sizes, repeat, command = parse_args("benchmarks.run", __doc__, DEFAULT_ROWS, argv)
+def run_sizes(app_name: str, args: argparse.Namespace, sizes, repeat: int, command: str,
+              measure, summary, write) -> int:
+    """The driver every benchmark shares: an untimed warm-up, then each row count (a failure is
+    recorded and the other sizes still run), temp tables removed, results written.
+    ``measure(spark, n, partitions, workdir, repeat, log)`` returns (phases, facts)."""
     started = dt.datetime.now(dt.timezone.utc).astimezone()
     results: list[tuple[int, list[Phase], dict]] = []
     errors: list[str] = []
-    with bench_session("hudi-cow-bench", args) as (spark, info, partitions, workdir):
+    with bench_session(app_name, args) as (spark, info, partitions, workdir):
         _log(f"== warm-up on {WARMUP_ROWS:,} rows (untimed)")
-        bench_rows(spark, WARMUP_ROWS, partitions, os.path.join(workdir, "warmup"), log=False)
+        measure(spark, WARMUP_ROWS, partitions, os.path.join(workdir, "warmup"), 1, False)
         for n in sizes:
             try:
-                phases, facts = bench_rows(spark, n, partitions, workdir, repeat)
+                phases, facts = measure(spark, n, partitions, workdir, repeat, True)
                 results.append((n, phases, facts))
-                print("\n".join(summary_lines(n, phases, facts)), flush=True)
+                print("\n".join(summary(n, phases, facts)), flush=True)
             except Exception as exc:   # record it, still report the other sizes
                 traceback.print_exc()
                 errors.append(f"{n:,} rows: {type(exc).__name__}: {str(exc).splitlines()[0][:500]}")
@@ -723,11 +735,19 @@ def main(argv: list[str] | None = None) -> int:
                 for name in os.listdir(workdir):
                     shutil.rmtree(os.path.join(workdir, name), ignore_errors=True)
     if not args.no_results:
-        write_results(Path(args.results), command, started, info, partitions, repeat, results, errors)
+        write(Path(args.results), command, started, info, partitions, repeat, results, errors)
         _log(f"wrote {args.results}")
     for e in errors:
         print(f"FAILED {e}", file=sys.stderr)
     return 1 if errors else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, sizes, repeat, command = parse_args("benchmarks.run", __doc__, DEFAULT_ROWS, argv)
+    return run_sizes("hudi-cow-bench", args, sizes, repeat, command,
+                     lambda spark, n, partitions, workdir, rep, log: bench_rows(
+                         spark, n, partitions, workdir, rep, log=log),
+                     summary_lines, write_results)
 
 
 if __name__ == "__main__":

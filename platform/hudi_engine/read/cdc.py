@@ -31,6 +31,7 @@ from ..storage import Storage
 from ..table.meta_client import HoodieTable
 from ..timeline.avro_models import decode_instant_avro
 from ..timeline.instant import COMPACTION, Instant, State
+from ..write.merge import MergeSpec
 from .file_slice import SliceMerge, read_file_slice
 from .plan import incremental_commits, merge_spec, table_schema
 
@@ -44,7 +45,7 @@ class CDCPlan:
     schema: pa.Schema                          # rows of before/after slices, meta columns first
     completed: frozenset[str]
     timeline_start: str | None
-    merge: SliceMerge | None                   # merge-on-read: how slices merge their logs
+    spec: MergeSpec | None                     # merge-on-read: how slices merge their logs
 
 
 def plan_cdc(table: HoodieTable, options: dict | None = None) -> CDCPlan:
@@ -64,12 +65,10 @@ def plan_cdc(table: HoodieTable, options: dict | None = None) -> CDCPlan:
     view = table.fs_view()
     splits = extract_splits(commits, mode, FileGroupIndex.of(view.file_groups(include_replaced=True)),
                             pending, infer_rewrites=not cdc_on)
-    merge = None
-    if table.table_type == "MERGE_ON_READ":
-        merge = SliceMerge(Visibility(frozenset()), merge_spec(table))
+    spec = merge_spec(table) if table.table_type == "MERGE_ON_READ" else None
     completed = frozenset(i.timestamp for i in timeline.completed_writes())
     return CDCPlan(tuple(tuple(s) for s in splits.values()), mode, table_schema(table), completed,
-                   timeline.instants[0].timestamp if timeline.instants else None, merge)
+                   timeline.instants[0].timestamp if timeline.instants else None, spec)
 
 
 def read_cdc(spark: SparkSession, table: HoodieTable, options: dict | None = None) -> DataFrame:
@@ -140,8 +139,8 @@ def _slice(storage: Storage, plan: CDCPlan, file_slice: FileSlice | None, upto) 
     if file_slice is None:
         return None
     how = None
-    if plan.merge is not None:
+    if plan.spec is not None:
         visible = Visibility(frozenset(ts for ts in plan.completed if upto(ts)), plan.timeline_start)
-        how = SliceMerge(visible, plan.merge.spec)
+        how = SliceMerge(visible, plan.spec)
     return read_file_slice(storage, file_slice, plan.schema, None, how)
 

@@ -40,9 +40,9 @@ import sys
 import time
 from pathlib import Path
 
-from .run import (CODEC, busy_phases, phase_line, HUDI_OPTIONS, NEW_STATUS, TS0, WARMUP_ROWS, Phase, _busy,
-                  _cpu_split, _log, _mib_split, best_of, run_sizes, check, parse_args,
-                  dir_bytes, reading_notes, replace_section, setup_lines, source_frame, timed)
+from .run import (CODEC, HUDI_OPTIONS, NEW_STATUS, TS0, WARMUP_ROWS, Phase, _cpu_split, _log,
+                  _mib_split, best_of, busy_phases, check, dir_bytes, parse_args, phase_line,
+                  reading_notes, replace_section, run_sizes, setup_lines, source_frame, timed)
 
 DEFAULT_ROWS = (5_000_000,)
 LOG_LEVELS = (5, 20)             # snapshot reads with this many log files per file group
@@ -585,9 +585,11 @@ def write_results(path: Path, command: str, started: dt.datetime, info: dict, pa
 # --- main ------------------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
     args, sizes, repeat, command = parse_args("benchmarks.mor", __doc__, DEFAULT_ROWS, argv)
-    return run_sizes("hudi-mor-bench", args, sizes, repeat, command,
-                     lambda spark, n, partitions, workdir, rep, log: Bench(spark, n, partitions, workdir, rep, WARMUP_LOG_LEVELS if not log else LOG_LEVELS, log=log).run(),
-                     summary_lines, write_results)
+
+    def measure(spark, n: int, partitions: int, workdir: str, rep: int, log: bool):
+        levels = LOG_LEVELS if log else WARMUP_LOG_LEVELS   # the warm-up builds a short log only
+        return Bench(spark, n, partitions, workdir, rep, levels, log=log).run()
+    return run_sizes("hudi-mor-bench", args, sizes, repeat, command, measure, summary_lines, write_results)
 
 
 if __name__ == "__main__":

@@ -112,6 +112,19 @@ def kill_tree(pid: int) -> None:
             pass
 
 
+def kill_when(proc: subprocess.Popen, ready, what: str, poll: float = 0.05, timeout: float = 240) -> None:
+    """Poll until ``ready()`` holds, then kill the process tree; fails if ``proc`` ends first."""
+    deadline = time.monotonic() + timeout
+    try:
+        while not ready():
+            assert proc.poll() is None, f"the {what} finished before it could be killed"
+            assert time.monotonic() < deadline, f"the {what} never got far enough to be killed"
+            time.sleep(poll)
+    finally:
+        kill_tree(proc.pid)
+        proc.wait()
+
+
 WRITER = textwrap.dedent("""
     import sys
     from hudi_engine import write
@@ -132,15 +145,8 @@ def test_killed_writer_leaves_last_commit_and_next_write_rolls_back(spark, table
     proc = subprocess.Popen([sys.executable, "-c", WRITER, table_path], env=env, cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     hoodie = Path(table_path) / ".hoodie"
-    deadline = time.monotonic() + 240
-    try:
-        while not list(hoodie.glob("*.inflight")) or not list(Path(table_path).glob("eu/*_*.parquet"))[1:]:
-            assert proc.poll() is None, "the writer finished before it could be killed"
-            assert time.monotonic() < deadline, "the writer never got inflight"
-            time.sleep(0.05)
-    finally:
-        kill_tree(proc.pid)
-        proc.wait()
+    kill_when(proc, lambda: list(hoodie.glob("*.inflight")) and list(Path(table_path).glob("eu/*_*.parquet"))[1:],
+              "writer")
     [failed] = HoodieTable.load(table_path).timeline.pending()
     # Readers see the last commit only, ours and hudi-rs.
     assert names(spark, table_path) == ["a"]

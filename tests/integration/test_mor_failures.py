@@ -5,7 +5,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ from hudi_engine.timeline.avro_models import decode_instant_avro
 from hudi_engine.timeline.instant import COMPACTION, DELTA_COMMIT, ROLLBACK
 from hudi_engine.timeline.timeline import Timeline
 from hudi_engine.write import writer as writer_module
-from tests.integration.test_cow_failures import ROOT, kill_tree
+from tests.integration.test_cow_failures import ROOT, kill_when
 from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA
 from tests.support.hudi_rs import hudi_rs_read, rows
 
@@ -116,16 +115,8 @@ def test_compaction_killed_half_way_is_rolled_back_and_run_again(spark, table_pa
     proc = subprocess.Popen([sys.executable, "-c", COMPACTOR, table_path], env=env, cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     hoodie = Path(table_path) / ".hoodie"
-    deadline = time.monotonic() + 240
-    try:
-        while not (hoodie / f"{requested.timestamp}.compaction.inflight").exists() or \
-                not list(Path(table_path).glob(f"eu/*{compacted}")):
-            assert proc.poll() is None, "the compaction finished before it could be killed"
-            assert time.monotonic() < deadline, "the compaction never started writing"
-            time.sleep(0.02)
-    finally:
-        kill_tree(proc.pid)
-        proc.wait()
+    kill_when(proc, lambda: (hoodie / f"{requested.timestamp}.compaction.inflight").exists()
+              and list(Path(table_path).glob(f"eu/*{compacted}")), "compaction", poll=0.02)
     [pending] = HoodieTable.load(table_path).timeline.pending()
     assert (pending.action, pending.timestamp) == (COMPACTION, requested.timestamp)
     assert len(list(Path(table_path).glob(f"eu/*{compacted}"))) < groups

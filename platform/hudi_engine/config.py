@@ -23,8 +23,9 @@ class ConfigProperty:
 REGISTRY: dict[str, ConfigProperty] = {}
 
 
-def _prop(key: str, default: Any = None, doc: str = "", alternatives: Iterable[str] = (),
-          choices: Iterable[str] = ()) -> ConfigProperty:
+def define(key: str, default: Any = None, doc: str = "", alternatives: Iterable[str] = (),
+           choices: Iterable[str] = ()) -> ConfigProperty:
+    """Register one option; jobs and services define their own keys here too, each exactly once."""
     prop = ConfigProperty(key, default, doc, tuple(alternatives), tuple(choices))
     assert key not in REGISTRY, f"{key} defined twice"
     REGISTRY[key] = prop
@@ -32,252 +33,252 @@ def _prop(key: str, default: Any = None, doc: str = "", alternatives: Iterable[s
 
 
 # --- table identity and layout (persisted in .hoodie/hoodie.properties) ---------------------------
-TABLE_NAME = _prop("hoodie.table.name", None, "Table name; required on first write.",
-                   alternatives=("hoodie.datasource.write.table.name",))
-DATABASE_NAME = _prop("hoodie.database.name", "default", "Database the table belongs to.")
-TABLE_TYPE = _prop("hoodie.table.type", "COPY_ON_WRITE", "Storage type of the table.",
-                   alternatives=("hoodie.datasource.write.table.type",),
-                   choices=("COPY_ON_WRITE", "MERGE_ON_READ"))
-TABLE_VERSION = _prop("hoodie.table.version", 6, "Table format version written.")
-TIMELINE_LAYOUT_VERSION = _prop("hoodie.timeline.layout.version", 1, "Timeline layout version.")
-TIMELINE_PATH = _prop("hoodie.timeline.path", "timeline",
-                      "Folder under .hoodie holding the active timeline (layout version 2+).")
-ARCHIVELOG_FOLDER = _prop("hoodie.archivelog.folder", "archived", "Archived timeline folder.")
-RECORDKEY_FIELDS = _prop("hoodie.table.recordkey.fields", None, "Record key field(s), comma separated.",
-                         alternatives=("hoodie.datasource.write.recordkey.field",))
-PARTITION_FIELDS = _prop("hoodie.table.partition.fields", "",
-                         "Partition path field(s), comma separated; empty for non-partitioned.",
-                         alternatives=("hoodie.datasource.write.partitionpath.field",))
-PRECOMBINE_FIELD = _prop("hoodie.table.precombine.field", None,
-                         "Ordering field: the larger value wins when two records share a key.",
-                         alternatives=("hoodie.datasource.write.precombine.field",
+TABLE_NAME = define("hoodie.table.name", None, "Table name; required on first write.",
+                    alternatives=("hoodie.datasource.write.table.name",))
+DATABASE_NAME = define("hoodie.database.name", "default", "Database the table belongs to.")
+TABLE_TYPE = define("hoodie.table.type", "COPY_ON_WRITE", "Storage type of the table.",
+                    alternatives=("hoodie.datasource.write.table.type",),
+                    choices=("COPY_ON_WRITE", "MERGE_ON_READ"))
+TABLE_VERSION = define("hoodie.table.version", 6, "Table format version written.")
+TIMELINE_LAYOUT_VERSION = define("hoodie.timeline.layout.version", 1, "Timeline layout version.")
+TIMELINE_PATH = define("hoodie.timeline.path", "timeline",
+                       "Folder under .hoodie holding the active timeline (layout version 2+).")
+ARCHIVELOG_FOLDER = define("hoodie.archivelog.folder", "archived", "Archived timeline folder.")
+RECORDKEY_FIELDS = define("hoodie.table.recordkey.fields", None, "Record key field(s), comma separated.",
+                          alternatives=("hoodie.datasource.write.recordkey.field",))
+PARTITION_FIELDS = define("hoodie.table.partition.fields", "",
+                          "Partition path field(s), comma separated; empty for non-partitioned.",
+                          alternatives=("hoodie.datasource.write.partitionpath.field",))
+PRECOMBINE_FIELD = define("hoodie.table.precombine.field", None,
+                          "Ordering field: the larger value wins when two records share a key.",
+                          alternatives=("hoodie.datasource.write.precombine.field",
                                        "hoodie.table.ordering.fields"))
-KEYGEN_CLASS = _prop("hoodie.table.keygenerator.class", None, "Key generator class.",
-                     alternatives=("hoodie.datasource.write.keygenerator.class",))
-KEYGEN_TYPE = _prop("hoodie.datasource.write.keygenerator.type", None,
-                    "Key generator by type name (SIMPLE, COMPLEX, NON_PARTITION, TIMESTAMP).",
-                    alternatives=("hoodie.table.keygenerator.type",))
-HIVE_STYLE_PARTITIONING = _prop("hoodie.datasource.write.hive_style_partitioning", False,
-                                "Partition folders named field=value.")
-URL_ENCODE_PARTITIONING = _prop("hoodie.datasource.write.partitionpath.urlencode", False,
-                                "URL-encode partition path values.")
-DROP_PARTITION_COLUMNS = _prop("hoodie.datasource.write.drop.partition.columns", False,
-                               "Drop partition columns from data files.")
-POPULATE_META_FIELDS = _prop("hoodie.populate.meta.fields", True, "Write the _hoodie_ meta columns.")
-BASE_FILE_FORMAT = _prop("hoodie.table.base.file.format", "PARQUET", "Base file format.")
-CREATE_SCHEMA = _prop("hoodie.table.create.schema", None, "Avro schema at table creation.")
-TIMELINE_TIMEZONE = _prop("hoodie.table.timeline.timezone", "LOCAL",
-                          "Time zone of instant times.", choices=("LOCAL", "UTC"))
-PAYLOAD_CLASS = _prop("hoodie.compaction.payload.class",
-                      "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload",
-                      "Payload class persisted for other engines.",
-                      alternatives=("hoodie.datasource.write.payload.class",))
-TABLE_CHECKSUM = _prop("hoodie.table.checksum", None, "CRC32 of database.table.")
-PARTITION_METAFILE_USE_BASE_FORMAT = _prop("hoodie.partition.metafile.use.base.format", False,
-                                           "Partition metadata as a base-format file.")
-CDC_ENABLED = _prop("hoodie.table.cdc.enabled", False, "Write CDC log files.")
-CDC_LOGGING_MODE = _prop("hoodie.table.cdc.supplemental.logging.mode", "DATA_BEFORE_AFTER",
-                         "What CDC log files hold besides the operation and key.",
-                         choices=("OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"))
+KEYGEN_CLASS = define("hoodie.table.keygenerator.class", None, "Key generator class.",
+                      alternatives=("hoodie.datasource.write.keygenerator.class",))
+KEYGEN_TYPE = define("hoodie.datasource.write.keygenerator.type", None,
+                     "Key generator by type name (SIMPLE, COMPLEX, NON_PARTITION, TIMESTAMP).",
+                     alternatives=("hoodie.table.keygenerator.type",))
+HIVE_STYLE_PARTITIONING = define("hoodie.datasource.write.hive_style_partitioning", False,
+                                 "Partition folders named field=value.")
+URL_ENCODE_PARTITIONING = define("hoodie.datasource.write.partitionpath.urlencode", False,
+                                 "URL-encode partition path values.")
+DROP_PARTITION_COLUMNS = define("hoodie.datasource.write.drop.partition.columns", False,
+                                "Drop partition columns from data files.")
+POPULATE_META_FIELDS = define("hoodie.populate.meta.fields", True, "Write the _hoodie_ meta columns.")
+BASE_FILE_FORMAT = define("hoodie.table.base.file.format", "PARQUET", "Base file format.")
+CREATE_SCHEMA = define("hoodie.table.create.schema", None, "Avro schema at table creation.")
+TIMELINE_TIMEZONE = define("hoodie.table.timeline.timezone", "LOCAL",
+                           "Time zone of instant times.", choices=("LOCAL", "UTC"))
+PAYLOAD_CLASS = define("hoodie.compaction.payload.class",
+                       "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload",
+                       "Payload class persisted for other engines.",
+                       alternatives=("hoodie.datasource.write.payload.class",))
+TABLE_CHECKSUM = define("hoodie.table.checksum", None, "CRC32 of database.table.")
+PARTITION_METAFILE_USE_BASE_FORMAT = define("hoodie.partition.metafile.use.base.format", False,
+                                            "Partition metadata as a base-format file.")
+CDC_ENABLED = define("hoodie.table.cdc.enabled", False, "Write CDC log files.")
+CDC_LOGGING_MODE = define("hoodie.table.cdc.supplemental.logging.mode", "DATA_BEFORE_AFTER",
+                          "What CDC log files hold besides the operation and key.",
+                          choices=("OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"))
 
 # --- key generators -------------------------------------------------------------------------------
-TIMESTAMP_TYPE = _prop("hoodie.keygen.timebased.timestamp.type", None,
-                       "How the partition field holds time.",
-                       choices=("UNIX_TIMESTAMP", "DATE_STRING", "MIXED", "EPOCHMILLISECONDS",
+TIMESTAMP_TYPE = define("hoodie.keygen.timebased.timestamp.type", None,
+                        "How the partition field holds time.",
+                        choices=("UNIX_TIMESTAMP", "DATE_STRING", "MIXED", "EPOCHMILLISECONDS",
                                 "EPOCHMICROSECONDS", "SCALAR"))
-TIMESTAMP_INPUT_DATE_FORMAT = _prop("hoodie.keygen.timebased.input.dateformat", "",
-                                    "Input pattern(s) for DATE_STRING, comma separated.")
-TIMESTAMP_INPUT_DATE_FORMAT_DELIMITER = _prop(
+TIMESTAMP_INPUT_DATE_FORMAT = define("hoodie.keygen.timebased.input.dateformat", "",
+                                     "Input pattern(s) for DATE_STRING, comma separated.")
+TIMESTAMP_INPUT_DATE_FORMAT_DELIMITER = define(
     "hoodie.keygen.timebased.input.dateformat.list.delimiter.regex", ",",
     "Separator of several input patterns.")
-TIMESTAMP_OUTPUT_DATE_FORMAT = _prop("hoodie.keygen.timebased.output.dateformat", "",
-                                     "Partition path pattern.")
-TIMESTAMP_TIMEZONE = _prop("hoodie.keygen.timebased.timezone", "UTC",
-                           "Time zone of input and output; when set it overrides both zones below.")
-TIMESTAMP_INPUT_TIMEZONE = _prop("hoodie.keygen.timebased.input.timezone", "",
-                                 "Time zone of the input, when timezone is not set.")
-TIMESTAMP_OUTPUT_TIMEZONE = _prop("hoodie.keygen.timebased.output.timezone", "",
-                                  "Time zone of the output, when timezone is not set.")
-TIMESTAMP_SCALAR_UNIT = _prop("hoodie.keygen.timebased.timestamp.scalar.time.unit", "SECONDS",
-                              "Unit of a SCALAR timestamp.")
-COMPLEX_KEYGEN_ENCODING = _prop(
+TIMESTAMP_OUTPUT_DATE_FORMAT = define("hoodie.keygen.timebased.output.dateformat", "",
+                                      "Partition path pattern.")
+TIMESTAMP_TIMEZONE = define("hoodie.keygen.timebased.timezone", "UTC",
+                            "Time zone of input and output; when set it overrides both zones below.")
+TIMESTAMP_INPUT_TIMEZONE = define("hoodie.keygen.timebased.input.timezone", "",
+                                  "Time zone of the input, when timezone is not set.")
+TIMESTAMP_OUTPUT_TIMEZONE = define("hoodie.keygen.timebased.output.timezone", "",
+                                   "Time zone of the output, when timezone is not set.")
+TIMESTAMP_SCALAR_UNIT = define("hoodie.keygen.timebased.timestamp.scalar.time.unit", "SECONDS",
+                               "Unit of a SCALAR timestamp.")
+COMPLEX_KEYGEN_ENCODING = define(
     "hoodie.table.complex.keygenerator.encoding", None,
     "How a complex key with one field is written: FIELD_PREFIXED ('id:1') or VALUE_ONLY ('1').",
     choices=("FIELD_PREFIXED", "VALUE_ONLY"))
-COMPLEX_KEYGEN_NEW_ENCODING = _prop("hoodie.write.complex.keygen.new.encoding", False,
-                                    "Older switch: true writes a one-field complex key as the value.")
-COMPLEX_KEYGEN_ENCODE_SINGLE_FIELD_NAME = _prop(
+COMPLEX_KEYGEN_NEW_ENCODING = define("hoodie.write.complex.keygen.new.encoding", False,
+                                     "Older switch: true writes a one-field complex key as the value.")
+COMPLEX_KEYGEN_ENCODE_SINGLE_FIELD_NAME = define(
     "hoodie.write.complex.keygen.encode.single.record.key.field.name", True,
     "Older switch: false writes a one-field complex key as the value.")
-KEYGEN_JAVA_FLOAT_FORMAT = _prop(
+KEYGEN_JAVA_FLOAT_FORMAT = define(
     "hoodie.engine.keygen.java.float.format", "LEGACY",
     "Engine-specific: which JVM's float/double text keys follow: LEGACY (JDK 8-18) or SHORTEST (JDK 19+).",
     choices=("LEGACY", "SHORTEST"))
-CONSISTENT_LOGICAL_TIMESTAMP = _prop(
+CONSISTENT_LOGICAL_TIMESTAMP = define(
     "hoodie.datasource.write.keygenerator.consistent.logical.timestamp.enabled", False,
     "Use logical timestamp values in keys.")
 
 # --- write ----------------------------------------------------------------------------------------
-OPERATION = _prop("hoodie.datasource.write.operation", "upsert", "Write operation.",
-                  choices=("insert", "upsert", "delete", "bulk_insert", "insert_overwrite",
+OPERATION = define("hoodie.datasource.write.operation", "upsert", "Write operation.",
+                   choices=("insert", "upsert", "delete", "bulk_insert", "insert_overwrite",
                            "insert_overwrite_table", "delete_partition"))
-PARTITIONS_TO_DELETE = _prop("hoodie.datasource.write.partitions.to.delete", None,
-                             "Comma separated partition paths for delete_partition.")
-RECORD_MERGE_MODE = _prop("hoodie.record.merge.mode", "EVENT_TIME_ORDERING",
-                          "How two versions of a record are merged.",
-                          choices=("EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING"))
-COMBINE_BEFORE_INSERT = _prop("hoodie.combine.before.insert", False,
-                              "De-duplicate the input by key on insert and bulk_insert.")
-COMBINE_BEFORE_UPSERT = _prop("hoodie.combine.before.upsert", True,
-                              "De-duplicate the input by key on upsert.")
-COMBINE_BEFORE_DELETE = _prop("hoodie.combine.before.delete", True,
-                              "De-duplicate the input by key on delete.")
-INSERT_DROP_DUPS = _prop("hoodie.datasource.write.insert.drop.duplicates", False,
-                         "Drop incoming inserts whose key already exists.")
-SCHEMA_RECONCILE = _prop("hoodie.datasource.write.reconcile.schema", False,
-                         "Keep the table schema when the batch lacks columns.")
-INDEX_TYPE = _prop("hoodie.index.type", "SIMPLE", "Index used to tag updates.",
-                   choices=("SIMPLE", "GLOBAL_SIMPLE"))
-SIMPLE_INDEX_UPDATE_PARTITION_PATH = _prop(
+PARTITIONS_TO_DELETE = define("hoodie.datasource.write.partitions.to.delete", None,
+                              "Comma separated partition paths for delete_partition.")
+RECORD_MERGE_MODE = define("hoodie.record.merge.mode", "EVENT_TIME_ORDERING",
+                           "How two versions of a record are merged.",
+                           choices=("EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING"))
+COMBINE_BEFORE_INSERT = define("hoodie.combine.before.insert", False,
+                               "De-duplicate the input by key on insert and bulk_insert.")
+COMBINE_BEFORE_UPSERT = define("hoodie.combine.before.upsert", True,
+                               "De-duplicate the input by key on upsert.")
+COMBINE_BEFORE_DELETE = define("hoodie.combine.before.delete", True,
+                               "De-duplicate the input by key on delete.")
+INSERT_DROP_DUPS = define("hoodie.datasource.write.insert.drop.duplicates", False,
+                          "Drop incoming inserts whose key already exists.")
+SCHEMA_RECONCILE = define("hoodie.datasource.write.reconcile.schema", False,
+                          "Keep the table schema when the batch lacks columns.")
+INDEX_TYPE = define("hoodie.index.type", "SIMPLE", "Index used to tag updates.",
+                    choices=("SIMPLE", "GLOBAL_SIMPLE"))
+SIMPLE_INDEX_UPDATE_PARTITION_PATH = define(
     "hoodie.simple.index.update.partition.path", True,
     "Under GLOBAL_SIMPLE, a key arriving with a new partition moves there.")
-PARQUET_MAX_FILE_SIZE = _prop("hoodie.parquet.max.file.size", 125829120, "Target base file size.")
-PARQUET_SMALL_FILE_LIMIT = _prop("hoodie.parquet.small.file.limit", 104857600,
-                                 "Files smaller than this receive new inserts; 0 disables.")
-SMALL_FILE_GROUP_CANDIDATES_LIMIT = _prop(
+PARQUET_MAX_FILE_SIZE = define("hoodie.parquet.max.file.size", 125829120, "Target base file size.")
+PARQUET_SMALL_FILE_LIMIT = define("hoodie.parquet.small.file.limit", 104857600,
+                                  "Files smaller than this receive new inserts; 0 disables.")
+SMALL_FILE_GROUP_CANDIDATES_LIMIT = define(
     "hoodie.merge.small.file.group.candidates.limit", 1,
     "Merge-on-read: how many small file groups (without log files) per partition take inserts.")
-PARQUET_COMPRESSION = _prop("hoodie.parquet.compression.codec", "gzip", "Parquet codec.")
-PARQUET_BLOCK_SIZE = _prop("hoodie.parquet.block.size", 125829120, "Parquet row group size.")
-PARQUET_PAGE_SIZE = _prop("hoodie.parquet.page.size", 1048576, "Parquet page size.")
-COPY_ON_WRITE_RECORD_SIZE_ESTIMATE = _prop("hoodie.copyonwrite.record.size.estimate", 1024,
-                                           "Bytes per record before any commit tells better.")
-COPY_ON_WRITE_INSERT_SPLIT_SIZE = _prop("hoodie.copyonwrite.insert.split.size", 500000,
-                                        "Records per new file group when sizes are unknown.")
-COPY_ON_WRITE_AUTO_SPLIT_INSERTS = _prop("hoodie.copyonwrite.insert.auto.split", True,
-                                         "Size new file groups from the average record size.")
-BULKINSERT_SHUFFLE_PARALLELISM = _prop("hoodie.bulkinsert.shuffle.parallelism", 0,
-                                       "Spark partitions for bulk_insert; 0 lets Spark decide.")
-UPSERT_SHUFFLE_PARALLELISM = _prop("hoodie.upsert.shuffle.parallelism", 0,
-                                   "Spark partitions for upserts; 0 lets Spark decide.")
-BULKINSERT_SORT_MODE = _prop("hoodie.bulkinsert.sort.mode", "NONE", "Sort before bulk insert.",
-                             choices=("NONE", "GLOBAL_SORT", "PARTITION_SORT"))
-BLOOM_NUM_ENTRIES = _prop("hoodie.index.bloom.num_entries", 60000, "Expected keys per file.")
-BLOOM_FPP = _prop("hoodie.index.bloom.fpp", 0.000000001, "Bloom filter false positive rate.")
-BLOOM_FILTER_TYPE = _prop("hoodie.bloom.index.filter.type", "DYNAMIC_V0", "Bloom filter type.",
-                          choices=("SIMPLE", "DYNAMIC_V0"))
-BLOOM_DYNAMIC_MAX_ENTRIES = _prop("hoodie.bloom.index.filter.dynamic.max.entries", 100000,
-                                  "Upper bound of entries for a dynamic bloom filter.")
-ROLLBACK_PENDING = _prop("hoodie.cleaner.policy.failed.writes", "EAGER",
-                         "When failed writes are rolled back.", choices=("EAGER", "LAZY", "NEVER"))
+PARQUET_COMPRESSION = define("hoodie.parquet.compression.codec", "gzip", "Parquet codec.")
+PARQUET_BLOCK_SIZE = define("hoodie.parquet.block.size", 125829120, "Parquet row group size.")
+PARQUET_PAGE_SIZE = define("hoodie.parquet.page.size", 1048576, "Parquet page size.")
+COPY_ON_WRITE_RECORD_SIZE_ESTIMATE = define("hoodie.copyonwrite.record.size.estimate", 1024,
+                                            "Bytes per record before any commit tells better.")
+COPY_ON_WRITE_INSERT_SPLIT_SIZE = define("hoodie.copyonwrite.insert.split.size", 500000,
+                                         "Records per new file group when sizes are unknown.")
+COPY_ON_WRITE_AUTO_SPLIT_INSERTS = define("hoodie.copyonwrite.insert.auto.split", True,
+                                          "Size new file groups from the average record size.")
+BULKINSERT_SHUFFLE_PARALLELISM = define("hoodie.bulkinsert.shuffle.parallelism", 0,
+                                        "Spark partitions for bulk_insert; 0 lets Spark decide.")
+UPSERT_SHUFFLE_PARALLELISM = define("hoodie.upsert.shuffle.parallelism", 0,
+                                    "Spark partitions for upserts; 0 lets Spark decide.")
+BULKINSERT_SORT_MODE = define("hoodie.bulkinsert.sort.mode", "NONE", "Sort before bulk insert.",
+                              choices=("NONE", "GLOBAL_SORT", "PARTITION_SORT"))
+BLOOM_NUM_ENTRIES = define("hoodie.index.bloom.num_entries", 60000, "Expected keys per file.")
+BLOOM_FPP = define("hoodie.index.bloom.fpp", 0.000000001, "Bloom filter false positive rate.")
+BLOOM_FILTER_TYPE = define("hoodie.bloom.index.filter.type", "DYNAMIC_V0", "Bloom filter type.",
+                           choices=("SIMPLE", "DYNAMIC_V0"))
+BLOOM_DYNAMIC_MAX_ENTRIES = define("hoodie.bloom.index.filter.dynamic.max.entries", 100000,
+                                   "Upper bound of entries for a dynamic bloom filter.")
+ROLLBACK_PENDING = define("hoodie.cleaner.policy.failed.writes", "EAGER",
+                          "When failed writes are rolled back.", choices=("EAGER", "LAZY", "NEVER"))
 
 # --- merge-on-read: log files and compaction ----------------------------------------------------
-LOGFILE_DATA_BLOCK_FORMAT = _prop("hoodie.logfile.data.block.format", "avro",
-                                  "Format of log data blocks.", choices=("avro", "parquet"))
-LOGFILE_MAX_SIZE = _prop("hoodie.logfile.max.size", 1073741824,
-                         "A log file rolls over to the next version past this many bytes.")
-LOGFILE_DATA_BLOCK_MAX_SIZE = _prop("hoodie.logfile.data.block.max.size", 268435456,
-                                    "Records of one write are split into data blocks of about this size.")
-LOGFILE_TO_PARQUET_COMPRESSION_RATIO = _prop(
+LOGFILE_DATA_BLOCK_FORMAT = define("hoodie.logfile.data.block.format", "avro",
+                                   "Format of log data blocks.", choices=("avro", "parquet"))
+LOGFILE_MAX_SIZE = define("hoodie.logfile.max.size", 1073741824,
+                          "A log file rolls over to the next version past this many bytes.")
+LOGFILE_DATA_BLOCK_MAX_SIZE = define("hoodie.logfile.data.block.max.size", 268435456,
+                                     "Records of one write are split into data blocks of about this size.")
+LOGFILE_TO_PARQUET_COMPRESSION_RATIO = define(
     "hoodie.logfile.to.parquet.compression.ratio", 0.35,
     "Expected parquet size of log bytes, to size file groups that have log files.")
-COMPACT_INLINE = _prop("hoodie.compact.inline", False, "Schedule and run compaction after each write.")
-COMPACT_SCHEDULE_INLINE = _prop("hoodie.compact.schedule.inline", False,
-                                "Schedule compaction after each write, to be run by a separate job.")
-COMPACT_TRIGGER_STRATEGY = _prop("hoodie.compact.inline.trigger.strategy", "NUM_COMMITS",
-                                 "When a compaction is due.",
-                                 choices=("NUM_COMMITS", "NUM_COMMITS_AFTER_LAST_REQUEST",
+COMPACT_INLINE = define("hoodie.compact.inline", False, "Schedule and run compaction after each write.")
+COMPACT_SCHEDULE_INLINE = define("hoodie.compact.schedule.inline", False,
+                                 "Schedule compaction after each write, to be run by a separate job.")
+COMPACT_TRIGGER_STRATEGY = define("hoodie.compact.inline.trigger.strategy", "NUM_COMMITS",
+                                  "When a compaction is due.",
+                                  choices=("NUM_COMMITS", "NUM_COMMITS_AFTER_LAST_REQUEST",
                                           "TIME_ELAPSED", "NUM_AND_TIME", "NUM_OR_TIME"))
-COMPACT_MAX_DELTA_COMMITS = _prop("hoodie.compact.inline.max.delta.commits", 5,
-                                  "Delta commits since the last compaction that make one due.")
-COMPACT_MAX_DELTA_SECONDS = _prop("hoodie.compact.inline.max.delta.seconds", 3600,
-                                  "Seconds since the last compaction that make one due.")
-COMPACTION_STRATEGY = _prop(
+COMPACT_MAX_DELTA_COMMITS = define("hoodie.compact.inline.max.delta.commits", 5,
+                                   "Delta commits since the last compaction that make one due.")
+COMPACT_MAX_DELTA_SECONDS = define("hoodie.compact.inline.max.delta.seconds", 3600,
+                                   "Seconds since the last compaction that make one due.")
+COMPACTION_STRATEGY = define(
     "hoodie.compaction.strategy",
     "org.apache.hudi.table.action.compact.strategy.LogFileSizeBasedCompactionStrategy",
     "Which file groups a compaction plan takes, and in what order.")
-COMPACTION_TARGET_IO = _prop("hoodie.compaction.target.io", 512000,
-                             "MB of I/O one compaction may plan (bounded strategies).")
-COMPACTION_LOGFILE_SIZE_THRESHOLD = _prop("hoodie.compaction.logfile.size.threshold", 0,
-                                          "Only file groups with at least this many log bytes.")
-COMPACTION_LOGFILE_NUM_THRESHOLD = _prop("hoodie.compaction.logfile.num.threshold", 0,
-                                         "Only file groups with at least this many log files.")
+COMPACTION_TARGET_IO = define("hoodie.compaction.target.io", 512000,
+                              "MB of I/O one compaction may plan (bounded strategies).")
+COMPACTION_LOGFILE_SIZE_THRESHOLD = define("hoodie.compaction.logfile.size.threshold", 0,
+                                           "Only file groups with at least this many log bytes.")
+COMPACTION_LOGFILE_NUM_THRESHOLD = define("hoodie.compaction.logfile.num.threshold", 0,
+                                          "Only file groups with at least this many log files.")
 
 # --- read -----------------------------------------------------------------------------------------
-QUERY_TYPE = _prop("hoodie.datasource.query.type", "snapshot", "Query type.",
-                   choices=("snapshot", "incremental", "read_optimized"))
-BEGIN_INSTANTTIME = _prop("hoodie.datasource.read.begin.instanttime", None,
-                          "Incremental start, exclusive.")
-END_INSTANTTIME = _prop("hoodie.datasource.read.end.instanttime", None,
-                        "Incremental end, inclusive; latest commit when unset.")
-INCR_SCHEMA_USE_END_INSTANT = _prop(
+QUERY_TYPE = define("hoodie.datasource.query.type", "snapshot", "Query type.",
+                    choices=("snapshot", "incremental", "read_optimized"))
+BEGIN_INSTANTTIME = define("hoodie.datasource.read.begin.instanttime", None,
+                           "Incremental start, exclusive.")
+END_INSTANTTIME = define("hoodie.datasource.read.end.instanttime", None,
+                         "Incremental end, inclusive; latest commit when unset.")
+INCR_SCHEMA_USE_END_INSTANT = define(
     "hoodie.datasource.read.schema.use.end.instanttime", False,
     "Incremental reads use the schema as of the end instant instead of the latest.")
-AS_OF_INSTANT = _prop("as.of.instant", None, "Time travel to this instant.")
-INCREMENTAL_FORMAT = _prop("hoodie.datasource.query.incremental.format", "latest_state",
-                           "Incremental queries return the latest state of changed rows, or CDC records.",
-                           choices=("latest_state", "cdc"))
-MERGE_TYPE = _prop("hoodie.datasource.merge.type", "payload_combine",
-                   "Merge-on-read: merge log records into base rows, or return them as found.",
-                   choices=("payload_combine", "skip_merge"))
+AS_OF_INSTANT = define("as.of.instant", None, "Time travel to this instant.")
+INCREMENTAL_FORMAT = define("hoodie.datasource.query.incremental.format", "latest_state",
+                            "Incremental queries return the latest state of changed rows, or CDC records.",
+                            choices=("latest_state", "cdc"))
+MERGE_TYPE = define("hoodie.datasource.merge.type", "payload_combine",
+                    "Merge-on-read: merge log records into base rows, or return them as found.",
+                    choices=("payload_combine", "skip_merge"))
 
 
 # --- catalog sync (Hive Metastore) ----------------------------------------------------------------
-META_SYNC_ENABLED = _prop("hoodie.datasource.meta.sync.enable", False,
-                          "Sync the table to the catalog after every commit.")
-HIVE_SYNC_ENABLED = _prop("hoodie.datasource.hive_sync.enable", False,
-                          "Sync the table to the Hive Metastore after every commit.")
-HIVE_SYNC_MODE = _prop("hoodie.datasource.hive_sync.mode", None,
-                       "How to reach Hive; this engine speaks the metastore's thrift API (hms).",
-                       choices=("hms", "jdbc", "hiveql", "glue"))
-HIVE_SYNC_METASTORE_URIS = _prop("hoodie.datasource.hive_sync.metastore.uris", "thrift://localhost:9083",
-                                 "Metastore thrift URI(s), comma separated; tried in turn.")
-HIVE_SYNC_DATABASE = _prop("hoodie.datasource.hive_sync.database", "default",
-                           "Database to sync into (default: the table's hoodie.database.name).")
-HIVE_SYNC_TABLE = _prop("hoodie.datasource.hive_sync.table", None,
-                        "Table name in the metastore (default: the Hudi table name).")
-HIVE_SYNC_PARTITION_FIELDS = _prop("hoodie.datasource.hive_sync.partition_fields", None,
-                                   "Hive partition columns (default: the table's partition fields).")
-HIVE_SYNC_PARTITION_EXTRACTOR = _prop(
+META_SYNC_ENABLED = define("hoodie.datasource.meta.sync.enable", False,
+                           "Sync the table to the catalog after every commit.")
+HIVE_SYNC_ENABLED = define("hoodie.datasource.hive_sync.enable", False,
+                           "Sync the table to the Hive Metastore after every commit.")
+HIVE_SYNC_MODE = define("hoodie.datasource.hive_sync.mode", None,
+                        "How to reach Hive; this engine speaks the metastore's thrift API (hms).",
+                        choices=("hms", "jdbc", "hiveql", "glue"))
+HIVE_SYNC_METASTORE_URIS = define("hoodie.datasource.hive_sync.metastore.uris", "thrift://localhost:9083",
+                                  "Metastore thrift URI(s), comma separated; tried in turn.")
+HIVE_SYNC_DATABASE = define("hoodie.datasource.hive_sync.database", "default",
+                            "Database to sync into (default: the table's hoodie.database.name).")
+HIVE_SYNC_TABLE = define("hoodie.datasource.hive_sync.table", None,
+                         "Table name in the metastore (default: the Hudi table name).")
+HIVE_SYNC_PARTITION_FIELDS = define("hoodie.datasource.hive_sync.partition_fields", None,
+                                    "Hive partition columns (default: the table's partition fields).")
+HIVE_SYNC_PARTITION_EXTRACTOR = define(
     "hoodie.datasource.hive_sync.partition_extractor_class", None,
     "How partition values are read from a partition path (default: inferred from the table).")
-HIVE_SYNC_AUTO_CREATE_DATABASE = _prop("hoodie.datasource.hive_sync.auto_create_database", True,
-                                       "Create the database when it does not exist.")
-HIVE_SYNC_SKIP_RO_SUFFIX = _prop("hoodie.datasource.hive_sync.skip_ro_suffix", False,
-                                 "Merge-on-read: register the read-optimized table without '_ro'.")
-HIVE_SYNC_TABLE_STRATEGY = _prop("hoodie.datasource.hive_sync.table.strategy", "ALL",
-                                 "Merge-on-read: register the RO table, the RT table or both.",
-                                 choices=("RO", "RT", "ALL"))
-META_SYNC_SNAPSHOT_WITH_TABLE_NAME = _prop(
+HIVE_SYNC_AUTO_CREATE_DATABASE = define("hoodie.datasource.hive_sync.auto_create_database", True,
+                                        "Create the database when it does not exist.")
+HIVE_SYNC_SKIP_RO_SUFFIX = define("hoodie.datasource.hive_sync.skip_ro_suffix", False,
+                                  "Merge-on-read: register the read-optimized table without '_ro'.")
+HIVE_SYNC_TABLE_STRATEGY = define("hoodie.datasource.hive_sync.table.strategy", "ALL",
+                                  "Merge-on-read: register the RO table, the RT table or both.",
+                                  choices=("RO", "RT", "ALL"))
+META_SYNC_SNAPSHOT_WITH_TABLE_NAME = define(
     "hoodie.meta.sync.sync_snapshot_with_table_name", False,
     "Merge-on-read with strategy ALL: also register the snapshot (RT) view under the bare name "
     "(Hudi 0.14/0.15 default; 1.x defaults to true).")
-HIVE_SYNC_AS_DATASOURCE = _prop("hoodie.datasource.hive_sync.sync_as_datasource", True,
-                                "Add the spark.sql.sources.* properties so Spark sees a hudi table.")
-HIVE_SYNC_SCHEMA_STRING_LENGTH_THRESHOLD = _prop(
+HIVE_SYNC_AS_DATASOURCE = define("hoodie.datasource.hive_sync.sync_as_datasource", True,
+                                 "Add the spark.sql.sources.* properties so Spark sees a hudi table.")
+HIVE_SYNC_SCHEMA_STRING_LENGTH_THRESHOLD = define(
     "hoodie.datasource.hive_sync.schema_string_length_thresh", 4000,
     "Longest piece of the Spark schema JSON stored in one table property.")
-HIVE_SYNC_CREATE_MANAGED_TABLE = _prop("hoodie.datasource.hive_sync.create_managed_table", False,
-                                       "Register a MANAGED table instead of an EXTERNAL one.")
-HIVE_SYNC_SUPPORT_TIMESTAMP = _prop("hoodie.datasource.hive_sync.support_timestamp", False,
-                                    "Timestamps become Hive 'timestamp' instead of 'bigint'.")
-HIVE_SYNC_COMMENT = _prop("hoodie.datasource.hive_sync.sync_comment", False,
-                          "Copy column comments (Avro doc) to the metastore.")
-HIVE_SYNC_OMIT_METADATA_FIELDS = _prop("hoodie.datasource.hive_sync.omit_metadata_fields", False,
-                                       "Leave the _hoodie_* meta columns out of the Hive table.")
-HIVE_SYNC_BATCH_NUM = _prop("hoodie.datasource.hive_sync.batch_num", 1000,
-                            "Partitions added per metastore call.")
-HIVE_SYNC_TABLE_PROPERTIES = _prop("hoodie.datasource.hive_sync.table_properties", None,
-                                   "Extra table properties, one 'key=value' per line.")
-HIVE_SYNC_SERDE_PROPERTIES = _prop("hoodie.datasource.hive_sync.serde_properties", None,
-                                   "Extra serde properties, one 'key=value' per line.")
-HIVE_SYNC_IGNORE_EXCEPTIONS = _prop("hoodie.datasource.hive_sync.ignore_exceptions", False,
-                                    "A failed sync after a write warns instead of failing the write.")
-META_SYNC_INCREMENTAL = _prop("hoodie.meta.sync.incremental", True,
-                              "Sync only partitions written or dropped since the last synced "
-                              "commit; false lists the whole table and fixes every partition.")
-META_SYNC_DECODE_PARTITION = _prop("hoodie.meta.sync.decode_partition", False,
-                                   "URL-decode partition values (default: the table's urlencode).")
+HIVE_SYNC_CREATE_MANAGED_TABLE = define("hoodie.datasource.hive_sync.create_managed_table", False,
+                                        "Register a MANAGED table instead of an EXTERNAL one.")
+HIVE_SYNC_SUPPORT_TIMESTAMP = define("hoodie.datasource.hive_sync.support_timestamp", False,
+                                     "Timestamps become Hive 'timestamp' instead of 'bigint'.")
+HIVE_SYNC_COMMENT = define("hoodie.datasource.hive_sync.sync_comment", False,
+                           "Copy column comments (Avro doc) to the metastore.")
+HIVE_SYNC_OMIT_METADATA_FIELDS = define("hoodie.datasource.hive_sync.omit_metadata_fields", False,
+                                        "Leave the _hoodie_* meta columns out of the Hive table.")
+HIVE_SYNC_BATCH_NUM = define("hoodie.datasource.hive_sync.batch_num", 1000,
+                             "Partitions added per metastore call.")
+HIVE_SYNC_TABLE_PROPERTIES = define("hoodie.datasource.hive_sync.table_properties", None,
+                                    "Extra table properties, one 'key=value' per line.")
+HIVE_SYNC_SERDE_PROPERTIES = define("hoodie.datasource.hive_sync.serde_properties", None,
+                                    "Extra serde properties, one 'key=value' per line.")
+HIVE_SYNC_IGNORE_EXCEPTIONS = define("hoodie.datasource.hive_sync.ignore_exceptions", False,
+                                     "A failed sync after a write warns instead of failing the write.")
+META_SYNC_INCREMENTAL = define("hoodie.meta.sync.incremental", True,
+                               "Sync only partitions written or dropped since the last synced "
+                               "commit; false lists the whole table and fixes every partition.")
+META_SYNC_DECODE_PARTITION = define("hoodie.meta.sync.decode_partition", False,
+                                    "URL-decode partition values (default: the table's urlencode).")
 
 
 class HoodieConfig:

@@ -6,7 +6,7 @@ JAVA_PKG    := openjdk-17-jre-headless
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 
-.PHONY: env java demo test test-slow bench bench-mor bench-cdc clean
+.PHONY: env java services demo test test-slow bench bench-mor bench-cdc clean
 
 env: java $(VENV)/.installed
 
@@ -17,6 +17,10 @@ java:
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(JAVA_PKG); \
 	fi
 
+# Real services the tests start themselves (Prometheus, Pushgateway), from Debian's packages.
+services:
+	@bash .ci/install-services
+
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
@@ -26,10 +30,10 @@ $(VENV)/.installed: pyproject.toml
 demo: env
 	$(BIN)/hudictl demo
 
-test: env
+test: env services
 	$(BIN)/pytest
 
-test-slow: env
+test-slow: env services
 	$(BIN)/pytest -m slow || [ $$? = 5 ]  # 5: no slow test selected
 
 bench: env

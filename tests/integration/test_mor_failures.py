@@ -18,7 +18,8 @@ from hudi_engine.timeline.avro_models import decode_instant_avro
 from hudi_engine.timeline.instant import COMPACTION, DELTA_COMMIT, ROLLBACK
 from hudi_engine.timeline.timeline import Timeline
 from hudi_engine.write import writer as writer_module
-from tests.integration.test_cow_failures import ROOT, kill_when
+from tests.integration.test_cow_failures import ROOT
+from tests.support.processes import kill_when
 from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA
 from tests.support.hudi_rs import hudi_rs_read, rows
 

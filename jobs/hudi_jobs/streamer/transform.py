@@ -8,6 +8,7 @@ written. Errors that are not about records (bad SQL, a missing column) fail the 
 """
 from __future__ import annotations
 
+import posixpath
 import uuid
 from dataclasses import dataclass
 from typing import Callable, Mapping
@@ -17,11 +18,13 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
+from hudi_engine.config import ConfigProperty
 from hudi_engine.errors import HoodieConfigError, HoodieError
 from hudi_engine.storage import Storage
 
 from ..keys import streamer as K
 from ..sources.base import MESSAGE, RAW_RECORD, REASON, SOURCE_POSITION, ErrorReason
+from .config import FLATTENING, SQL_FILE, SQL_QUERY, split_transformer, transformer_option
 
 SRC = "<SRC>"
 ROW = "_hoodie_streamer_row"
@@ -39,28 +42,27 @@ def build_transformers(classes: tuple[str, ...], props: Mapping[str, str]) -> li
     """Transformers from canonical ``Name`` / ``id:Name`` entries (validated by the config)."""
     built = []
     for entry in classes:
-        ident, _, name = entry.rpartition(":")
-        ident = ident or None
-        if name == "SqlQueryBasedTransformer":
-            query = _option(props, K.TRANSFORMER_SQL.key, ident)
-            built.append(Transformer(name, ident, _sql_steps([query])))
-        elif name == "SqlFileBasedTransformer":
-            path = _option(props, K.TRANSFORMER_SQL_FILE.key, ident)
-            text = Storage(path.rsplit("/", 1)[0] or ".").read_text(path.rsplit("/", 1)[-1])
-            built.append(Transformer(name, ident, _sql_steps([s for s in text.split(";") if s.strip()])))
-        elif name == "FlatteningTransformer":
-            built.append(Transformer(name, ident, lambda spark, df: df.select(*_flat_columns(df.schema))))
+        ident, name = split_transformer(entry)
+        if name == SQL_QUERY:
+            steps = _sql_steps([_option(props, K.TRANSFORMER_SQL, ident)])
+        elif name == SQL_FILE:
+            path = _option(props, K.TRANSFORMER_SQL_FILE, ident)
+            text = Storage(posixpath.dirname(path) or ".").read_text(posixpath.basename(path))
+            steps = _sql_steps([s for s in text.split(";") if s.strip()])
+        elif name == FLATTENING:
+            steps = _flatten
         else:
             raise HoodieConfigError(f"transformer {entry!r} is not supported")
+        built.append(Transformer(name, ident, steps))
     return built
 
 
-def _option(props: Mapping[str, str], key: str, ident: str | None) -> str:
-    keys = ([f"{key}.{ident}"] if ident else []) + [key]
-    for k in keys:
-        if props.get(k):
-            return props[k]
-    raise HoodieConfigError(f"transformer needs {' or '.join(keys)}")
+def _option(props: Mapping[str, str], prop: ConfigProperty, ident: str | None) -> str:
+    value = transformer_option(props, prop, ident)
+    if not value:
+        raise HoodieConfigError(f"transformer {ident or ''}:{prop.key} is not set; set {prop.key}"
+                                f"{f' or {prop.key}.{ident}' if ident else ''}")
+    return value
 
 
 def _sql_steps(statements: list[str]) -> Callable[[SparkSession, DataFrame], DataFrame]:
@@ -74,6 +76,11 @@ def _sql_steps(statements: list[str]) -> Callable[[SparkSession, DataFrame], Dat
             result = spark.sql(statement.replace(SRC, view))
         return result
     return apply
+
+
+def _flatten(spark: SparkSession, df: DataFrame) -> DataFrame:
+    """Nested struct fields become top-level columns named ``outer_inner`` (Hudi's flattening)."""
+    return df.select(*_flat_columns(df.schema))
 
 
 def _flat_columns(schema: StructType, prefix: list[str] | None = None) -> list:

@@ -41,6 +41,8 @@ from hudi_engine.errors import HoodieConfigError
 
 from .. import keys as _keys_package
 from .. import schema_provider
+from ..keys import files as FK
+from ..keys import kafka as KK
 from ..keys import schema as SK
 from ..keys import streamer as K
 from .props import load_properties, read_text
@@ -162,8 +164,8 @@ _REQUIRED = ("target_base_path", "target_table")
 # --- class names ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Requirement:
-    """An option a class cannot run without. ``key`` is a plain string for options defined by a
-    keys module that is not written yet."""
+    """An option a class cannot run without. ``key`` is a plain string for a client option that
+    is passed through, not defined (bootstrap.servers)."""
     key: ConfigProperty | str
     why: str
 
@@ -172,7 +174,8 @@ class Requirement:
         return self.key if isinstance(self.key, str) else self.key.key
 
     def given(self, props: Mapping[str, str]) -> bool:
-        return any(props.get(k) for k in _spellings(self.key))
+        spellings = (self.key,) if isinstance(self.key, str) else (self.key.key, *self.key.alternatives)
+        return any(props.get(k) for k in spellings)
 
 
 @dataclass(frozen=True)
@@ -185,8 +188,8 @@ class SourceSpec:
 
 _SOURCES_PKG = "org.apache.hudi.utilities.sources."
 _DEBEZIUM_PKG = "org.apache.hudi.utilities.sources.debezium."
-_DFS_ROOT = Requirement("hoodie.streamer.source.dfs.root", "the folder whose files are read")
-_KAFKA = (Requirement("hoodie.streamer.source.kafka.topic", "the topic to read"),
+_DFS_ROOT = Requirement(FK.ROOT, "the folder whose files are read")
+_KAFKA = (Requirement(KK.TOPIC, "the topic to read"),
           Requirement("bootstrap.servers", "the Kafka brokers, host:port,..."))
 _INCR = (Requirement(K.HOODIEINCR_PATH, "the upstream Hudi table to read"),)
 SOURCES: dict[str, SourceSpec] = {
@@ -331,11 +334,9 @@ def resolve(file_fields: Mapping[str, Any], flag_fields: Mapping[str, Any]) -> S
     win), both by field name; ``hoodie_conf`` of each is a dict of options. Reads ``props``."""
     settings = {**file_fields, **flag_fields}
     problems: list[str] = []
-    values = {f.name: _coerce(f, settings[f.name], problems) for f in FIELDS if f.name in settings}
-    props: dict[str, str] = {}
-    if values.get("props"):
-        props.update(load_properties(values.pop("props")))
-    values.pop("props", None)
+    coerced = {f.name: _coerce(f, settings[f.name], problems) for f in FIELDS if f.name in settings}
+    values = {name: value for name, value in coerced.items() if value is not None}
+    props = load_properties(values.pop("props")) if "props" in values else {}
     props.update(file_fields.get("hoodie_conf", {}))
     props.update(flag_fields.get("hoodie_conf", {}))
 
@@ -346,9 +347,7 @@ def resolve(file_fields: Mapping[str, Any], flag_fields: Mapping[str, Any]) -> S
     _check_choices(values, problems)
     _check_numbers(values, problems)
     _canonicalize_classes(values, problems)
-    values["source_ordering_field_given"] = bool(values.get("source_ordering_field"))
-    if not values["source_ordering_field_given"]:
-        values.pop("source_ordering_field", None)
+    values["source_ordering_field_given"] = "source_ordering_field" in values
     _check_props(values, props, problems)
     if problems:
         raise HoodieConfigError(problems[0] if len(problems) == 1 else
@@ -434,17 +433,14 @@ def _canonicalize_classes(values: dict[str, Any], problems: list[str]) -> None:
             problems.append(str(exc))
             return None
 
-    if values.get("source_class"):
+    if "source_class" in values:
         values["source_class"] = attempt(canonical_source, values["source_class"])
-    else:
-        values.pop("source_class", None)
-    if values.get("schemaprovider_class"):
+    if "schemaprovider_class" in values:
         values["schemaprovider_class"] = attempt(schema_provider.provider_name, values["schemaprovider_class"])
-    if values.get("post_write_termination_strategy_class"):
+    if "post_write_termination_strategy_class" in values:
         values["post_write_termination_strategy_class"] = attempt(
             canonical_termination_strategy, values["post_write_termination_strategy_class"])
-    entries = [attempt(canonical_transformer, e)
-               for e in values.get("transformer_classes", ())]
+    entries = [attempt(canonical_transformer, e) for e in values.get("transformer_classes", ())]
     values["transformer_classes"] = tuple(e for e in entries if e)
     idents = [split_transformer(e)[0] for e in values["transformer_classes"]]
     if any(idents) and not all(idents):
@@ -457,19 +453,30 @@ def _canonicalize_classes(values: dict[str, Any], problems: list[str]) -> None:
 
 
 def _check_props(values: dict[str, Any], props: Mapping[str, str], problems: list[str]) -> None:
-    """Options the chosen classes need, and every defined option's type and choices."""
+    """Options the chosen classes need, and every defined option's type, choices and range."""
     source = values.get("source_class", "JsonDFSSource")     # None: not a known class (reported)
+    _check_requirements(source, values.get("schemaprovider_class"), props, problems)
+    _check_transformer_options(values["transformer_classes"], props, problems)
+    _check_quality_rules(props, problems)
+    problems.extend(_typed_option_problems(props))
+    _check_option_ranges(source, values.get("post_write_termination_strategy_class"), props, problems)
+
+
+def _check_requirements(source: str | None, provider: str | None, props: Mapping[str, str],
+                        problems: list[str]) -> None:
     if source in SOURCES:
         missing = [r for r in SOURCES[source].requires if not r.given(props)]
         if missing:
             problems.append(f"{source} needs " + " and ".join(f"{r.name} ({r.why})" for r in missing)
                             + "; set them in --props, hoodieConf or --hoodie-conf")
-    provider = values.get("schemaprovider_class")
     needs = {schema_provider.FILE_BASED: Requirement(SK.SOURCE_SCHEMA_FILE, "the Avro schema file to read"),
              schema_provider.REGISTRY: Requirement(SK.REGISTRY_URL, "the schema registry URL of the subject")}
     if provider in needs and not needs[provider].given(props):
         problems.append(f"{provider} needs {needs[provider].name} ({needs[provider].why})")
-    for entry in values["transformer_classes"]:
+
+
+def _check_transformer_options(entries: tuple[str, ...], props: Mapping[str, str], problems: list[str]) -> None:
+    for entry in entries:
         ident, name = split_transformer(entry)
         suffix = f".{ident}" if ident else ""
         if name == SQL_QUERY:
@@ -483,27 +490,32 @@ def _check_props(values: dict[str, Any], props: Mapping[str, str], problems: lis
         elif name == SQL_FILE and not transformer_option(props, K.TRANSFORMER_SQL_FILE, ident):
             problems.append(f"{entry} needs {K.TRANSFORMER_SQL_FILE.key}{suffix}: the file of SQL "
                             f"statements to run")
+
+
+def _check_quality_rules(props: Mapping[str, str], problems: list[str]) -> None:
     for key, expression in props.items():
         if key.startswith(K.QUALITY_RULE_PREFIX):
-            name = key[len(K.QUALITY_RULE_PREFIX):]
-            if not _RULE_NAME.fullmatch(name):
+            if not _RULE_NAME.fullmatch(key[len(K.QUALITY_RULE_PREFIX):]):
                 problems.append(f"quality rule {key}: the name after {K.QUALITY_RULE_PREFIX} may only "
                                 f"have letters, digits and '_'")
             elif not expression.strip():
                 problems.append(f"quality rule {key} is empty; give a SQL boolean expression, "
                                 f"e.g. amount >= 0")
-    problems.extend(_typed_option_problems(props))
-    cfg = HoodieConfig(props)
+
+
+def _check_option_ranges(source: str | None, termination: str | None, props: Mapping[str, str],
+                         problems: list[str]) -> None:
     ranges = [(K.ERROR_TABLE_MAX_ERROR_FRACTION, lambda v: v <= 1, "-1 (never fail) or a fraction 0..1")]
     if source == "HoodieIncrSource":
         ranges.append((K.HOODIEINCR_NUM_INSTANTS, lambda v: v >= 1, "at least 1"))
-    if values.get("post_write_termination_strategy_class") == NO_NEW_DATA:
+    if termination == NO_NEW_DATA:
         ranges.append((K.MAX_ROUNDS_WITHOUT_NEW_DATA, lambda v: v >= 1, "at least 1"))
+    cfg = HoodieConfig(props)
     for prop, ok, expected in ranges:
         try:
             value = cfg.get(prop)
         except HoodieConfigError:
-            continue                      # already reported by the type check
+            continue                      # reported by the type check
         if not ok(value):
             problems.append(f"{prop.key} must be {expected}, got {value}")
 
@@ -521,14 +533,6 @@ def _typed_option_problems(props: Mapping[str, str]) -> list[str]:
             except HoodieConfigError as exc:
                 problems.append(str(exc))
     return problems
-
-
-def _spellings(key: ConfigProperty | str) -> tuple[str, ...]:
-    if isinstance(key, ConfigProperty):
-        return (key.key, *key.alternatives)
-    if key.startswith("hoodie.streamer."):
-        return key, "hoodie.deltastreamer." + key[len("hoodie.streamer."):]
-    return (key,)
 
 
 # --- helpers for the runner and the operator -----------------------------------------------------

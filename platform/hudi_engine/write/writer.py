@@ -82,7 +82,9 @@ def _data_schema(df: DataFrame) -> pa.Schema:
 class _Write:
     def __init__(self, df: DataFrame, table: HoodieTable, cfg: HoodieConfig, operation: str,
                  extra: dict[str, str]):
-        self.df, self.table, self.cfg, self.operation = df, table, cfg, operation
+        # Meta columns of incoming rows (a DataFrame read from another Hudi table) are rewritten.
+        self.df = df.drop(*[c for c in df.columns if c in META_FIELDS])
+        self.table, self.cfg, self.operation = table, cfg, operation
         self.spark = df.sparkSession
         self.keygen = key_generator_from_config(cfg)
         self.ordering = cfg.get_str(C.PRECOMBINE_FIELD)
@@ -413,8 +415,7 @@ def _existing_target(s: FileSlice) -> Target:
 def _with_internal_columns(df: DataFrame):
     from pyspark.sql.types import StringType, StructField, StructType
 
-    fields = [f for f in df.schema.fields if f.name not in META_FIELDS]
-    return StructType(fields + [StructField(RECORD_KEY, StringType()), StructField(PARTITION_PATH, StringType()),
+    return StructType(df.schema.fields + [StructField(RECORD_KEY, StringType()), StructField(PARTITION_PATH, StringType()),
                                 StructField(OP_COLUMN, StringType())])
 
 

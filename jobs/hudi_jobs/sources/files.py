@@ -1,0 +1,374 @@
+"""File sources on storage: Hudi's JsonDFSSource, CsvDFSSource, ParquetDFSSource and AvroDFSSource.
+
+A fetch lists the root, picks the next files by modification time (``file_selection``) and returns
+them as lazy DataFrames: the driver never reads a row. Lines that cannot be parsed, or do not fit
+the source schema, become error records naming their file and never reach ``data``.
+
+JSON lines are parsed with Spark's ``from_json`` over the text of the files rather than with the
+JSON file reader, because that reader parses only the columns a query asks for: a bad value in a
+column nobody selects would let its line pass as good. (The CSV reader parses whole lines whenever
+the corrupt-record column is asked for, so it is used as is.) Avro object container files are
+decoded in the executors with fastavro, one task per file, since Spark has no Avro reader here.
+"""
+from __future__ import annotations
+
+import json
+import re
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import date, datetime, time as time_of_day
+from decimal import Decimal
+from itertools import islice
+from typing import Any, Callable, Iterable, Iterator, Mapping
+from uuid import UUID
+
+import fastavro
+import pyarrow as pa
+from fastavro.read import SchemaResolutionError
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
+from pyspark.sql.types import StringType, StructField, StructType
+
+from hudi_engine.config import HoodieConfig
+from hudi_engine.errors import HoodieConfigError, HoodieValidationError
+from hudi_engine.schema.avro import avro_to_arrow
+from hudi_engine.storage import Storage
+
+from ..keys import files as K
+from ..keys.schema import SOURCE_SCHEMA_FILE
+from ..schema_provider import spark_struct
+from .base import MESSAGE, RAW_RECORD, REASON, SOURCE_POSITION, Batch, ErrorReason
+from .file_selection import SourceFile, select, source_files
+
+# Helper columns of the reads; ``data`` never carries them.
+CORRUPT = "_hoodie_streamer_corrupt_record"
+ERROR_REASON = "_hoodie_streamer_error_reason"
+ERROR_MESSAGE = "_hoodie_streamer_error_message"
+POSITION = "_hoodie_streamer_source_position"
+
+_GLOB_CHARS = re.compile(r"([\\*?\[\]{}])")
+_AVRO_CHUNK = 10_000          # records per Arrow batch when decoding Avro
+_HEADER_READERS = 8           # parallel Avro header reads on the driver when inferring the schema
+
+
+class _DFSSource:
+    """Listing, selection and checkpoint; each format turns the chosen files into rows."""
+
+    def __init__(self, props: Mapping[str, str], schema_avro: str | None = None):
+        self.cfg = HoodieConfig(props)
+        self.root = self.cfg.require(K.ROOT, "the file sources read the files under it")
+        selector = self.cfg.get_str(K.INPUT_SELECTOR)
+        if selector and selector.rsplit(".", 1)[-1] != K.DFS_PATH_SELECTOR:
+            raise HoodieConfigError(
+                f"{K.INPUT_SELECTOR.key}={selector} is not supported; leave it unset (files are picked "
+                f"by modification time, as by Hudi's {K.DFS_PATH_SELECTOR})")
+        self.storage = Storage(self.root)
+        self.schema_avro = schema_avro
+
+    def fetch(self, spark: SparkSession, checkpoint: str | None, limit: int) -> Batch:
+        """The files modified after ``checkpoint``, up to ``limit`` bytes (<= 0: all of them)."""
+        if not self.storage.is_dir(""):
+            raise HoodieConfigError(f"{K.ROOT.key}={self.root} is not a folder: fix the path, or create "
+                                    "the folder before the first run")
+        selection = select(source_files(self.storage.list(recursive=True)), checkpoint, limit)
+        lag = selection.lag_seconds(time.time_ns() // 1_000_000)
+        if not selection.files:
+            return Batch(None, selection.checkpoint, lag_seconds=lag, position=selection.describe())
+        data, errors = self._read(spark, selection.files)
+        return Batch(data, selection.checkpoint, errors, lag_seconds=lag, position=selection.describe())
+
+    def _read(self, spark: SparkSession, files: tuple[SourceFile, ...]) -> tuple[DataFrame, DataFrame | None]:
+        raise NotImplementedError
+
+    def _spark_paths(self, files: Iterable[SourceFile]) -> list[str]:
+        """Paths Spark opens literally: its readers would expand glob characters in file names."""
+        return [_GLOB_CHARS.sub(r"\\\1", self.storage.uri(f.path)) for f in files]
+
+
+class JsonDFSSource(_DFSSource):
+    """JSON lines, one record per line (gzip files too); the schema is inferred over the batch's
+    files when no source schema is given."""
+
+    def _read(self, spark, files):
+        paths = self._spark_paths(files)
+        schema = spark_struct(self.schema_avro) if self.schema_avro else _infer_json(spark, paths)
+        lines = (spark.read.text(paths).where(F.trim("value") != "")
+                 .select("value", _spark_file_position().alias(POSITION)))
+        parsed = lines.select("*", F.from_json("value", _with_corrupt(schema), _PERMISSIVE).alias("r"))
+        row = F.col("r")
+        bad = row.isNull() | row.getField(CORRUPT).isNotNull()
+        data = parsed.where(~bad).select(*[row.getField(f.name).alias(f.name) for f in schema.fields])
+        reason, message = _json_problem(schema)
+        errors = parsed.where(bad).select(F.col("value").alias(RAW_RECORD), reason.alias(REASON),
+                                          message.alias(MESSAGE), F.col(POSITION).alias(SOURCE_POSITION))
+        return data, errors
+
+
+class CsvDFSSource(_DFSSource):
+    """CSV files, read with Spark's CSV reader and the ``hoodie.streamer.csv.*`` options."""
+
+    def __init__(self, props: Mapping[str, str], schema_avro: str | None = None):
+        super().__init__(props, schema_avro)
+        self.options = {option: value for option, prop in K.CSV_OPTIONS.items()
+                        if (value := self.cfg.get_str(prop)) is not None}
+
+    def _read(self, spark, files):
+        paths = self._spark_paths(files)
+        if self.schema_avro:
+            schema = spark_struct(self.schema_avro)
+        else:
+            schema = spark.read.options(**{"inferSchema": "true", **self.options}).csv(paths).schema
+        if not schema.fields:
+            raise HoodieValidationError(f"the CSV files {', '.join(f.path for f in files)} under "
+                                        f"{self.root} have no columns; check {K.CSV_OPTIONS['sep'].key}")
+        rows = (spark.read.options(**self.options).option("columnNameOfCorruptRecord", CORRUPT)
+                .schema(_with_corrupt(schema)).csv(paths)
+                .select("*", _spark_file_position().alias(POSITION)))
+        data = rows.where(F.col(CORRUPT).isNull()).drop(CORRUPT, POSITION)
+        # The partial row names what did read: the other columns are missing or of the wrong type.
+        # (Spark refuses a query of raw CSV whose only column is the corrupt record.)
+        read_as = F.to_json(F.struct(*[F.col(_quoted(f.name)) for f in schema.fields]))
+        message = F.concat(F.lit(f"the line does not fit the {len(schema.fields)} columns of the source "
+                                 "schema (a field too many or too few, or a value of the wrong type); "
+                                 "it reads as "), read_as)
+        errors = rows.where(F.col(CORRUPT).isNotNull()).select(
+            F.col(CORRUPT).alias(RAW_RECORD), F.lit(ErrorReason.CSV_ROW_DESERIALIZATION_FAILURE.value).alias(REASON),
+            message.alias(MESSAGE), F.col(POSITION).alias(SOURCE_POSITION))
+        return data, errors
+
+
+class ParquetDFSSource(_DFSSource):
+    """Parquet files, read with Spark's Parquet reader; schemas of the batch's files merged."""
+
+    def _read(self, spark, files):
+        reader = spark.read
+        if self.schema_avro:
+            reader = reader.schema(spark_struct(self.schema_avro))
+        else:
+            reader = reader.option("mergeSchema", str(self.cfg.get(K.PARQUET_MERGE_SCHEMA)).lower())
+        return reader.parquet(*self._spark_paths(files)), None
+
+
+class AvroDFSSource(_DFSSource):
+    """Avro object container files, decoded with fastavro in the executors into the source schema
+    (Avro schema resolution), or into the union of the files' own schemas when none is given. A
+    file that is not valid Avro becomes one error record, not a failed batch."""
+
+    def _read(self, spark, files):
+        if self.schema_avro:
+            schema = spark_struct(self.schema_avro)
+        else:
+            schema = from_arrow_schema(_merged_writer_schema(self.storage, files))
+        # Error rows carry no data, so every data column is nullable in the decoded rows.
+        out = StructType([StructField(f.name, f.dataType, True, f.metadata) for f in schema.fields]
+                         + [StructField(c, StringType()) for c in (ERROR_REASON, ERROR_MESSAGE, POSITION)])
+        count = len(files)
+        indexes = spark.range(count, numPartitions=max(1, min(count, spark.sparkContext.defaultParallelism * 4)))
+        decode = _DecodeAvroFiles(self.root, [f.path for f in files], self.schema_avro, to_arrow_schema(out))
+        rows = indexes.mapInArrow(decode, out)
+        failed = F.col(ERROR_REASON).isNotNull()
+        data = rows.where(~failed).drop(ERROR_REASON, ERROR_MESSAGE, POSITION)
+        errors = rows.where(failed).select(
+            F.lit(None).cast(StringType()).alias(RAW_RECORD), F.col(ERROR_REASON).alias(REASON),
+            F.col(ERROR_MESSAGE).alias(MESSAGE), F.col(POSITION).alias(SOURCE_POSITION))
+        return data, errors
+
+
+# --- JSON and CSV ---------------------------------------------------------------------------------
+
+_PERMISSIVE = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
+
+
+def _with_corrupt(schema: StructType) -> StructType:
+    return StructType([*schema.fields, StructField(CORRUPT, StringType())])
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _infer_json(spark: SparkSession, paths: list[str]) -> StructType:
+    inferred = spark.read.option("columnNameOfCorruptRecord", CORRUPT).json(paths).schema
+    return StructType([f for f in inferred.fields if f.name != CORRUPT])
+
+
+def _json_problem(schema: StructType) -> tuple[Column, Column]:
+    """Reason and message of a bad line of ``parsed``: not a JSON object at all, or an object with
+    values of the wrong type (named when they are top-level fields)."""
+    as_text = F.from_json("value", _with_corrupt(StructType([StructField(f.name, StringType())
+                                                             for f in schema.fields])), _PERMISSIVE)
+    is_object = as_text.isNotNull() & as_text.getField(CORRUPT).isNull()
+    parsed = F.col("r")
+    wrong = [F.when(parsed.getField(f.name).isNull() & as_text.getField(f.name).isNotNull(),
+                    F.concat(F.lit(f"{f.name} = "), F.substring(as_text.getField(f.name), 1, 80),
+                             F.lit(f" is not {f.dataType.simpleString()}")))
+             for f in schema.fields]
+    fields = F.concat_ws("; ", *wrong) if wrong else F.lit("")
+    mismatch = F.concat(F.lit("the record does not fit the source schema: "),
+                        F.when(fields != "", fields).otherwise(F.lit("a nested value has the wrong type")))
+    reason = F.when(is_object, F.lit(ErrorReason.INVALID_RECORD_SCHEMA.value)).otherwise(
+        F.lit(ErrorReason.JSON_ROW_DESERIALIZATION_FAILURE.value))
+    message = F.when(is_object, mismatch).otherwise(F.lit("the line is not a JSON object"))
+    return reason, message
+
+
+def _spark_file_position() -> Column:
+    """``file:<path>`` of a row's file, from the URL-encoded URI Spark keeps ('+' is literal there)."""
+    uri = F.url_decode(F.replace(F.col("_metadata.file_path"), F.lit("+"), F.lit("%2B")))
+    return F.concat(F.lit("file:"), F.regexp_replace(uri, "^file:(//)?", ""))
+
+
+# --- Avro -----------------------------------------------------------------------------------------
+
+def _position(storage: Storage, rel: str) -> str:
+    return "file:" + (storage.full(rel) if storage.is_local else storage.uri(rel))
+
+
+def _open(storage: Storage, rel: str):
+    return storage.fs.open_input_stream(storage.full(rel), compression=None, buffer_size=1 << 20)
+
+
+def _merged_writer_schema(storage: Storage, files: Iterable[SourceFile]) -> pa.Schema:
+    """The union of the files' own schemas, from their headers (files that are not Avro are left
+    to the executors, which report them)."""
+    def header(f: SourceFile) -> pa.Schema | None:
+        try:
+            with _open(storage, f.path) as stream:
+                return avro_to_arrow(fastavro.reader(stream).writer_schema)
+        except OSError:
+            raise
+        except Exception:
+            return None
+    with ThreadPoolExecutor(_HEADER_READERS) as pool:
+        schemas = [s for s in pool.map(header, files) if s is not None]
+    if not schemas:
+        return pa.schema([])
+    try:
+        return pa.unify_schemas(schemas, promote_options="permissive")
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise HoodieValidationError(
+            f"the Avro files of this batch under {storage.base_uri} have incompatible schemas ({exc}); "
+            f"give the source schema ({SOURCE_SCHEMA_FILE.key}) so every file is read into it") from exc
+
+
+class _DecodeAvroFiles:
+    """Executor side: each task decodes the files whose indexes it receives into ``out`` batches
+    (data columns, then error reason, message and position, set only on a file's error row)."""
+
+    def __init__(self, root: str, paths: list[str], reader_schema: str | None, out: pa.Schema):
+        self.root, self.paths, self.reader_schema, self.out = root, paths, reader_schema, out
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        storage = Storage(self.root)
+        reader_schema = json.loads(self.reader_schema) if self.reader_schema else None
+        for batch in batches:
+            for index in batch.column(0).to_pylist():
+                yield from decode_avro_file(storage, self.paths[index], reader_schema, self.out)
+
+
+def decode_avro_file(storage: Storage, rel: str, reader_schema: dict | None,
+                     out: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """The records of one Avro file as ``out`` batches; what cannot be decoded ends in one error
+    row (the records before it are kept). Storage errors propagate, so Spark retries the task."""
+    decoded = 0
+    try:
+        with _open(storage, rel) as stream:
+            records = fastavro.reader(stream, reader_schema=reader_schema, return_named_type=True,
+                                      return_named_type_override=True)
+            schema = fastavro.parse_schema(reader_schema or records.writer_schema, expand=True,
+                                           _write_hint=False)
+            arrow = avro_to_arrow(schema)
+            convert = _python_values(schema, _mentions_uuid(records.writer_schema)) or (lambda r: r)
+            while chunk := list(islice(records, _AVRO_CHUNK)):
+                table = pa.Table.from_pylist([convert(r) for r in chunk], schema=arrow)
+                yield from _conform(table, out).to_batches()
+                decoded += len(chunk)
+    except OSError:
+        raise
+    except Exception as exc:
+        schema_problem = isinstance(exc, (SchemaResolutionError, pa.ArrowInvalid, pa.ArrowTypeError))
+        reason = ErrorReason.INVALID_RECORD_SCHEMA if schema_problem else ErrorReason.AVRO_DESERIALIZATION_FAILURE
+        what = "does not fit the source schema" if schema_problem else "is not a readable Avro object container file"
+        message = (f"the file {what}: {type(exc).__name__}: {exc} ({decoded} records before the failure "
+                   "were read; the rest of the file was not)")
+        row = {ERROR_REASON: reason.value, ERROR_MESSAGE: message, POSITION: _position(storage, rel)}
+        yield pa.RecordBatch.from_pylist([row], schema=out)
+
+
+def _conform(table: pa.Table, out: pa.Schema) -> pa.Table:
+    """A file's records in the batch schema: missing columns null, types cast to Spark's Arrow types."""
+    n = table.num_rows
+    columns = [table.column(f.name).cast(f.type) if f.name in table.column_names else pa.nulls(n, f.type)
+               for f in out]
+    return pa.Table.from_arrays(columns, schema=out)
+
+
+def _mentions_uuid(schema: Any) -> bool:
+    return '"logicalType": "uuid"' in json.dumps(schema)
+
+
+def _kind(t: Any) -> str:
+    if isinstance(t, dict):
+        return t["type"] if isinstance(t["type"], str) else _kind(t["type"])
+    return "union" if isinstance(t, list) else t
+
+
+# Python types fastavro decodes each Avro type to, to tell which branch of a union a value took.
+_DECODED_AS = {"boolean": (bool,), "int": (int,), "long": (int,), "float": (float,), "double": (float,),
+               "string": (str, UUID), "bytes": (bytes,), "array": (list,), "map": (dict,)}
+_LOGICAL_DECODED_AS = {"date": (date,), "time-millis": (time_of_day,), "time-micros": (time_of_day,),
+                       "timestamp-millis": (datetime,), "timestamp-micros": (datetime,),
+                       "timestamp-nanos": (datetime, int), "local-timestamp-millis": (datetime,),
+                       "local-timestamp-micros": (datetime,), "local-timestamp-nanos": (datetime, int),
+                       "decimal": (Decimal,), "uuid": (UUID, str)}
+
+
+def _python_values(t: Any, uuids: bool) -> Callable[[Any], Any] | None:
+    """How a non-null fastavro value of the (expanded) Avro type ``t`` becomes what pyarrow turns into
+    ``avro_to_arrow``'s type; None where it already is. Unions of several types become
+    ``{"member<i>": value}`` structs; UUID objects (uuid strings) become text."""
+    kind = _kind(t)
+    if kind == "union":
+        branches = [b for b in t if _kind(b) != "null"]
+        if len(branches) == 1:
+            return _python_values(branches[0], uuids)
+        if len(branches) == 2 and {_kind(b) for b in branches} in ({"int", "long"}, {"float", "double"}):
+            return None
+        members = [(f"member{i}", b, _python_values(b, uuids)) for i, b in enumerate(branches)]
+
+        def member(value):
+            for name, branch, convert in members:
+                if _took_branch(value, branch):
+                    inner = value[1] if isinstance(value, tuple) else value
+                    return {name: convert(inner) if convert else inner}
+            raise ValueError(f"the value {value!r} matches no branch of the union {json.dumps(t)}")
+        return member
+    if kind == "record":
+        fields = [(f["name"], c) for f in t["fields"] if (c := _python_values(f["type"], uuids))]
+        if not fields:
+            return None
+
+        def record(value):
+            value = dict(value)
+            for name, convert in fields:
+                if value.get(name) is not None:
+                    value[name] = convert(value[name])
+            return value
+        return record
+    if kind == "array":
+        item = _python_values(t["items"], uuids)
+        return (lambda value: [None if v is None else item(v) for v in value]) if item else None
+    if kind == "map":
+        entry = _python_values(t["values"], uuids)
+        return (lambda value: {k: None if v is None else entry(v) for k, v in value.items()}) if entry else None
+    if kind == "string" and uuids:
+        return lambda value: str(value) if isinstance(value, UUID) else value
+    return None
+
+
+def _took_branch(value: Any, branch: Any) -> bool:
+    if isinstance(value, tuple):             # a named type, as (full name, value)
+        return isinstance(branch, dict) and branch.get("name") == value[0]
+    logical = branch.get("logicalType") if isinstance(branch, dict) else None
+    return type(value) in _LOGICAL_DECODED_AS.get(logical, _DECODED_AS.get(_kind(branch), ()))

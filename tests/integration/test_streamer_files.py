@@ -141,7 +141,7 @@ def test_chained_transformers_and_flattening(spark, tmp_path):
                                   "amount": 3.0}], time.time() - 10)
     argv = ["--target-base-path", str(tmp_path / "orders"), "--target-table", "orders",
             "--source-class", "org.apache.hudi.utilities.sources.JsonDFSSource",
-            "--transformer-class", "org.apache.hudi.utilities.transform.FlatteningTransformer",
+            "--transformer-class", "flat:org.apache.hudi.utilities.transform.FlatteningTransformer",
             "--transformer-class", "double:SqlQueryBasedTransformer",
             "--hoodie-conf", "hoodie.streamer.transformer.sql.double=SELECT *, amount * 2 AS doubled FROM <SRC>",
             "--hoodie-conf", f"hoodie.streamer.source.dfs.root={inbox}",

@@ -32,7 +32,8 @@ HOODIEINCR_NUM_INSTANTS = define(
 HOODIEINCR_MISSING_CHECKPOINT_STRATEGY = define(
     "hoodie.streamer.source.hoodieincr.missing.checkpoint.strategy", None,
     "Where to start when there is no checkpoint yet: READ_UPTO_LATEST_COMMIT (everything up to the "
-    "latest commit) or READ_LATEST (only the latest commit). Unset, as in Hudi, by default.",
+    "latest commit) or READ_LATEST (only the latest commit). Unset (the default): from the first "
+    "commit, num_instants at a time.",
     alternatives=("hoodie.deltastreamer.source.hoodieincr.missing.checkpoint.strategy",),
     choices=(READ_UPTO_LATEST_COMMIT, READ_LATEST))
 HOODIEINCR_DROP_ALL_META_FIELDS = define(

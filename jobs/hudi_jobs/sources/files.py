@@ -4,21 +4,23 @@ A fetch lists the root, picks the next files by modification time (``file_select
 them as lazy DataFrames: the driver never reads a row. Lines that cannot be parsed, or do not fit
 the source schema, become error records naming their file and never reach ``data``.
 
-JSON lines are parsed with Spark's ``from_json`` over the text of the files rather than with the
-JSON file reader, because that reader parses only the columns a query asks for: a bad value in a
-column nobody selects would let its line pass as good. (The CSV reader parses whole lines whenever
-the corrupt-record column is asked for, so it is used as is.) Avro object container files are
-decoded in the executors with fastavro, one task per file, since Spark has no Avro reader here.
+Spark's JSON and CSV file readers parse only the columns a query asks for, so a line whose bad
+value sits in a column a transformer drops would pass as good (and show up as an error as well).
+JSON lines are therefore parsed with ``from_json`` over the files' text, which parses whole lines;
+CSV, whose quoting and headers only its file reader handles, is read whole into a cache that the
+next fetch releases. Avro object container files are decoded in the executors with fastavro, one
+task per file, since Spark has no Avro reader here.
 """
 from __future__ import annotations
 
 import json
 import re
 import time
+from abc import ABC, abstractmethod
+from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
 from datetime import date, datetime, time as time_of_day
 from decimal import Decimal
-from itertools import islice
 from typing import Any, Callable, Iterable, Iterator, Mapping
 from uuid import UUID
 
@@ -52,7 +54,7 @@ _AVRO_CHUNK = 10_000          # records per Arrow batch when decoding Avro
 _HEADER_READERS = 8           # parallel Avro header reads on the driver when inferring the schema
 
 
-class _DFSSource:
+class _DFSSource(ABC):
     """Listing, selection and checkpoint; each format turns the chosen files into rows."""
 
     def __init__(self, props: Mapping[str, str], schema_avro: str | None = None):
@@ -78,8 +80,10 @@ class _DFSSource:
         data, errors = self._read(spark, selection.files)
         return Batch(data, selection.checkpoint, errors, lag_seconds=lag, position=selection.describe())
 
-    def _read(self, spark: SparkSession, files: tuple[SourceFile, ...]) -> tuple[DataFrame, DataFrame | None]:
-        raise NotImplementedError
+    @abstractmethod
+    def _read(self, spark: SparkSession,
+              files: tuple[SourceFile, ...]) -> tuple[DataFrame | None, DataFrame | None]:
+        """Good rows and error rows (ERROR_SCHEMA) of the files, lazily."""
 
     def _spark_paths(self, files: Iterable[SourceFile]) -> list[str]:
         """Paths Spark opens literally: its readers would expand glob characters in file names."""
@@ -98,20 +102,31 @@ class JsonDFSSource(_DFSSource):
         parsed = lines.select("*", F.from_json("value", _with_corrupt(schema), _PERMISSIVE).alias("r"))
         row = F.col("r")
         bad = row.isNull() | row.getField(CORRUPT).isNotNull()
-        data = parsed.where(~bad).select(*[row.getField(f.name).alias(f.name) for f in schema.fields])
-        reason, message = _json_problem(schema)
+        # No column at all (every line bad): no data rows to give.
+        data = parsed.where(~bad).select(*[row.getField(f.name).alias(f.name) for f in schema.fields]) \
+            if schema.fields else None
+        reason, message = _json_problem(schema, row, F.col("value"))
         errors = parsed.where(bad).select(F.col("value").alias(RAW_RECORD), reason.alias(REASON),
                                           message.alias(MESSAGE), F.col(POSITION).alias(SOURCE_POSITION))
         return data, errors
 
 
 class CsvDFSSource(_DFSSource):
-    """CSV files, read with Spark's CSV reader and the ``hoodie.streamer.csv.*`` options."""
+    """CSV files, read with Spark's CSV reader and the ``hoodie.streamer.csv.*`` options. A batch's
+    parsed lines stay cached until the next fetch, so good and bad rows are told apart once, on
+    whole lines, whatever columns the consumer reads."""
 
     def __init__(self, props: Mapping[str, str], schema_avro: str | None = None):
         super().__init__(props, schema_avro)
         self.options = {option: value for option, prop in K.CSV_OPTIONS.items()
                         if (value := self.cfg.get_str(prop)) is not None}
+        self._cached: DataFrame | None = None
+
+    def fetch(self, spark: SparkSession, checkpoint: str | None, limit: int) -> Batch:
+        if self._cached is not None:            # the previous batch is done with
+            self._cached.unpersist()
+            self._cached = None
+        return super().fetch(spark, checkpoint, limit)
 
     def _read(self, spark, files):
         paths = self._spark_paths(files)
@@ -119,15 +134,15 @@ class CsvDFSSource(_DFSSource):
             schema = spark_struct(self.schema_avro)
         else:
             schema = spark.read.options(**{"inferSchema": "true", **self.options}).csv(paths).schema
-        if not schema.fields:
-            raise HoodieValidationError(f"the CSV files {', '.join(f.path for f in files)} under "
-                                        f"{self.root} have no columns; check {K.CSV_OPTIONS['sep'].key}")
+        if not schema.fields:       # only blank lines: no records
+            return None, None
         rows = (spark.read.options(**self.options).option("columnNameOfCorruptRecord", CORRUPT)
                 .schema(_with_corrupt(schema)).csv(paths)
-                .select("*", _spark_file_position().alias(POSITION)))
+                .select("*", _spark_file_position().alias(POSITION))
+                .persist())
+        self._cached = rows
         data = rows.where(F.col(CORRUPT).isNull()).drop(CORRUPT, POSITION)
         # The partial row names what did read: the other columns are missing or of the wrong type.
-        # (Spark refuses a query of raw CSV whose only column is the corrupt record.)
         read_as = F.to_json(F.struct(*[F.col(_quoted(f.name)) for f in schema.fields]))
         message = F.concat(F.lit(f"the line does not fit the {len(schema.fields)} columns of the source "
                                  "schema (a field too many or too few, or a value of the wrong type); "
@@ -168,7 +183,8 @@ class AvroDFSSource(_DFSSource):
         decode = _DecodeAvroFiles(self.root, [f.path for f in files], self.schema_avro, to_arrow_schema(out))
         rows = indexes.mapInArrow(decode, out)
         failed = F.col(ERROR_REASON).isNotNull()
-        data = rows.where(~failed).drop(ERROR_REASON, ERROR_MESSAGE, POSITION)
+        # No column at all (no file of the batch is readable Avro): no data rows to give.
+        data = rows.where(~failed).drop(ERROR_REASON, ERROR_MESSAGE, POSITION) if schema.fields else None
         errors = rows.where(failed).select(
             F.lit(None).cast(StringType()).alias(RAW_RECORD), F.col(ERROR_REASON).alias(REASON),
             F.col(ERROR_MESSAGE).alias(MESSAGE), F.col(POSITION).alias(SOURCE_POSITION))
@@ -193,13 +209,13 @@ def _infer_json(spark: SparkSession, paths: list[str]) -> StructType:
     return StructType([f for f in inferred.fields if f.name != CORRUPT])
 
 
-def _json_problem(schema: StructType) -> tuple[Column, Column]:
-    """Reason and message of a bad line of ``parsed``: not a JSON object at all, or an object with
-    values of the wrong type (named when they are top-level fields)."""
-    as_text = F.from_json("value", _with_corrupt(StructType([StructField(f.name, StringType())
-                                                             for f in schema.fields])), _PERMISSIVE)
+def _json_problem(schema: StructType, parsed: Column, line: Column) -> tuple[Column, Column]:
+    """Reason and message of a bad ``line`` (``parsed`` in ``schema``): not a JSON object at all, or
+    an object with values of the wrong type, named when they are top-level fields. Every JSON value
+    reads as a string, so parsing the line with all fields as strings tells the two apart."""
+    as_text = F.from_json(line, _with_corrupt(StructType([StructField(f.name, StringType())
+                                                          for f in schema.fields])), _PERMISSIVE)
     is_object = as_text.isNotNull() & as_text.getField(CORRUPT).isNull()
-    parsed = F.col("r")
     wrong = [F.when(parsed.getField(f.name).isNull() & as_text.getField(f.name).isNotNull(),
                     F.concat(F.lit(f"{f.name} = "), F.substring(as_text.getField(f.name), 1, 80),
                              F.lit(f" is not {f.dataType.simpleString()}")))
@@ -225,8 +241,18 @@ def _position(storage: Storage, rel: str) -> str:
     return "file:" + (storage.full(rel) if storage.is_local else storage.uri(rel))
 
 
-def _open(storage: Storage, rel: str):
-    return storage.fs.open_input_stream(storage.full(rel), compression=None, buffer_size=1 << 20)
+_AVRO_MAGIC = b"Obj\x01"
+
+
+@contextmanager
+def _open_avro(storage: Storage, rel: str, buffer_size: int = 1 << 20) -> Iterator[pa.NativeFile]:
+    """A buffered stream of an Avro file; refused up front when it lacks Avro's magic bytes (fastavro
+    would otherwise read garbage as a header and fail obscurely)."""
+    with storage.fs.open_input_file(storage.full(rel)) as raw:
+        if raw.read(len(_AVRO_MAGIC)) != _AVRO_MAGIC:
+            raise ValueError("it does not start with Avro's magic bytes 'Obj\\x01'")
+        raw.seek(0)
+        yield pa.BufferedInputStream(raw, buffer_size=buffer_size)
 
 
 def _merged_writer_schema(storage: Storage, files: Iterable[SourceFile]) -> pa.Schema:
@@ -234,7 +260,7 @@ def _merged_writer_schema(storage: Storage, files: Iterable[SourceFile]) -> pa.S
     to the executors, which report them)."""
     def header(f: SourceFile) -> pa.Schema | None:
         try:
-            with _open(storage, f.path) as stream:
+            with _open_avro(storage, f.path, buffer_size=1 << 16) as stream:
                 return avro_to_arrow(fastavro.reader(stream).writer_schema)
         except OSError:
             raise
@@ -271,29 +297,48 @@ def decode_avro_file(storage: Storage, rel: str, reader_schema: dict | None,
                      out: pa.Schema) -> Iterator[pa.RecordBatch]:
     """The records of one Avro file as ``out`` batches; what cannot be decoded ends in one error
     row (the records before it are kept). Storage errors propagate, so Spark retries the task."""
-    decoded = 0
+    kept = 0
     try:
-        with _open(storage, rel) as stream:
-            records = fastavro.reader(stream, reader_schema=reader_schema, return_named_type=True,
-                                      return_named_type_override=True)
-            schema = fastavro.parse_schema(reader_schema or records.writer_schema, expand=True,
-                                           _write_hint=False)
-            arrow = avro_to_arrow(schema)
-            convert = _python_values(schema, _mentions_uuid(records.writer_schema)) or (lambda r: r)
-            while chunk := list(islice(records, _AVRO_CHUNK)):
-                table = pa.Table.from_pylist([convert(r) for r in chunk], schema=arrow)
-                yield from _conform(table, out).to_batches()
-                decoded += len(chunk)
+        for rows, arrow in _decoded_chunks(storage, rel, reader_schema):
+            yield from _conform(pa.Table.from_pylist(rows, schema=arrow), out).to_batches()
+            kept += len(rows)
     except OSError:
         raise
     except Exception as exc:
         schema_problem = isinstance(exc, (SchemaResolutionError, pa.ArrowInvalid, pa.ArrowTypeError))
         reason = ErrorReason.INVALID_RECORD_SCHEMA if schema_problem else ErrorReason.AVRO_DESERIALIZATION_FAILURE
         what = "does not fit the source schema" if schema_problem else "is not a readable Avro object container file"
-        message = (f"the file {what}: {type(exc).__name__}: {exc} ({decoded} records before the failure "
+        message = (f"the file {what}: {type(exc).__name__}: {exc} ({kept} records before the failure "
                    "were read; the rest of the file was not)")
         row = {ERROR_REASON: reason.value, ERROR_MESSAGE: message, POSITION: _position(storage, rel)}
         yield pa.RecordBatch.from_pylist([row], schema=out)
+
+
+def _decoded_chunks(storage: Storage, rel: str,
+                    reader_schema: dict | None) -> Iterator[tuple[list[dict], pa.Schema]]:
+    """Records of one file, ready for pyarrow, in chunks; records decoded before a failure come out
+    before it is raised."""
+    with _open_avro(storage, rel) as stream:
+        records = fastavro.reader(stream, reader_schema=reader_schema, return_named_type=True)
+        schema = fastavro.parse_schema(reader_schema or records.writer_schema, expand=True, _write_hint=False)
+        arrow = avro_to_arrow(schema)
+        convert = _python_values(schema, _mentions_uuid(records.writer_schema)) or (lambda record: record)
+        rows: list[dict] = []
+        failure = None
+        try:
+            for record in records:
+                rows.append(convert(record))
+                if len(rows) == _AVRO_CHUNK:
+                    yield rows, arrow
+                    rows = []
+        except OSError:
+            raise
+        except Exception as exc:
+            failure = exc
+        if rows:
+            yield rows, arrow
+        if failure is not None:
+            raise failure
 
 
 def _conform(table: pa.Table, out: pa.Schema) -> pa.Table:
@@ -309,11 +354,13 @@ def _mentions_uuid(schema: Any) -> bool:
 
 
 def _kind(t: Any) -> str:
+    """'union', or the Avro type name of a type given as a name, a dict or a dict wrapping one."""
     if isinstance(t, dict):
-        return t["type"] if isinstance(t["type"], str) else _kind(t["type"])
+        return _kind(t["type"])
     return "union" if isinstance(t, list) else t
 
 
+_NAMED = ("record", "error", "enum", "fixed")
 # Python types fastavro decodes each Avro type to, to tell which branch of a union a value took.
 _DECODED_AS = {"boolean": (bool,), "int": (int,), "long": (int,), "float": (float,), "double": (float,),
                "string": (str, UUID), "bytes": (bytes,), "array": (list,), "map": (dict,)}
@@ -326,13 +373,19 @@ _LOGICAL_DECODED_AS = {"date": (date,), "time-millis": (time_of_day,), "time-mic
 
 def _python_values(t: Any, uuids: bool) -> Callable[[Any], Any] | None:
     """How a non-null fastavro value of the (expanded) Avro type ``t`` becomes what pyarrow turns into
-    ``avro_to_arrow``'s type; None where it already is. Unions of several types become
-    ``{"member<i>": value}`` structs; UUID objects (uuid strings) become text."""
+    ``avro_to_arrow``'s type; None where it already is. fastavro gives a named type in a union as
+    (full name, value); unions of several types become ``{"member<i>": value}`` structs; UUID
+    objects (uuid strings) become text."""
+    while isinstance(t, dict) and isinstance(t["type"], (dict, list)):
+        t = t["type"]
     kind = _kind(t)
     if kind == "union":
         branches = [b for b in t if _kind(b) != "null"]
         if len(branches) == 1:
-            return _python_values(branches[0], uuids)
+            inner = _python_values(branches[0], uuids)
+            if _kind(branches[0]) not in _NAMED:
+                return inner
+            return (lambda value: inner(value[1])) if inner else (lambda value: value[1])
         if len(branches) == 2 and {_kind(b) for b in branches} in ({"int", "long"}, {"float", "double"}):
             return None
         members = [(f"member{i}", b, _python_values(b, uuids)) for i, b in enumerate(branches)]
@@ -344,7 +397,7 @@ def _python_values(t: Any, uuids: bool) -> Callable[[Any], Any] | None:
                     return {name: convert(inner) if convert else inner}
             raise ValueError(f"the value {value!r} matches no branch of the union {json.dumps(t)}")
         return member
-    if kind == "record":
+    if kind in ("record", "error"):
         fields = [(f["name"], c) for f in t["fields"] if (c := _python_values(f["type"], uuids))]
         if not fields:
             return None

@@ -34,7 +34,7 @@ from ..metrics import StreamerMetrics
 from ..schema_provider import source_schema
 from ..sources.base import MESSAGE, RAW_RECORD, REASON, SOURCE_POSITION, Batch
 from .checkpoint import CommitInfo, checkpoint_metadata, resolve_checkpoint
-from .config import SOURCES, StreamerConfig
+from .config import SOURCES, StreamerConfig, check_record_key
 from .dedupe import drop_existing_keys
 from .error_table import ErrorTable
 from .quality import check_records, quality_rules
@@ -111,6 +111,7 @@ def _spark_session(table: str) -> SparkSession:
 class Streamer:
     def __init__(self, spark: SparkSession, cfg: StreamerConfig, stop: StopSignal | None = None):
         self.spark, self.cfg, self.stop = spark, cfg, stop or StopSignal()
+        check_record_key(cfg, HoodieTable.exists(cfg.target_base_path))
         self.props = dict(cfg.props)
         self.source = _make_source(cfg)
         self.transformers = build_transformers(cfg.transformer_classes, self.props)

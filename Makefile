@@ -6,7 +6,7 @@ JAVA_PKG    := openjdk-17-jre-headless
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 
-.PHONY: env java services demo test test-slow bench bench-mor bench-cdc clean
+.PHONY: env java services demo test test-slow bench bench-mor bench-cdc bench-streamer clean
 
 env: java $(VENV)/.installed
 
@@ -44,6 +44,9 @@ bench-mor: env
 
 bench-cdc: env
 	$(BIN)/python -m benchmarks.cdc
+
+bench-streamer: env
+	$(BIN)/python -m benchmarks.streamer
 
 clean:
 	rm -rf $(VENV) .pytest_cache demo-lakehouse

@@ -51,8 +51,9 @@ VALUE_DESERIALIZER_CLASS = define(
     alternatives=("hoodie.deltastreamer.source.kafka.value.deserializer.class",))
 POLL_TIMEOUT_MS = define(
     "hoodie.streamer.source.kafka.poll.timeout.ms", 120000,
-    "This platform's own: how long a reading task waits for the next message of its offset range "
-    "before failing with the topic, partition and offsets it could not read.")
+    "This platform's own: how long the driver waits for the topic's metadata and offsets, and a "
+    "reading task for the next message of its offset range, before failing with what it could not "
+    "read (the batch is then fetched again when --retry-on-source-failures is on).")
 SCHEMA_REGISTRY_URL = define(
     "schema.registry.url", None,
     "Base URL of the Confluent schema registry that resolves the schema ids of wire-format values "

@@ -29,8 +29,9 @@ from hudi_engine.schema.avro import avro_to_arrow
 
 MAGIC_BYTE = 0
 WIRE_HEADER = 5
+_DESERIALIZER = "hoodie.streamer.source.kafka.value.deserializer.class"
 
-_SCHEMAS: dict[tuple[str, int], str | None] = {}     # (registry, id) → schema, shared by a worker's tasks
+_SCHEMAS: dict[tuple[str, int], str] = {}     # (registry, id) → schema, shared by a worker's tasks
 _SCHEMAS_LOCK = threading.Lock()
 
 
@@ -50,11 +51,15 @@ def registry_base(url: str) -> str:
 
 
 def raw_text(value: bytes) -> str:
-    """A value as an error record keeps it: its text when it is UTF-8, else base64."""
+    """A value as an error record keeps it: its text when it is printable UTF-8 text, else base64
+    (binary that happens to be valid UTF-8 would be unreadable and ambiguous as text)."""
     try:
-        return value.decode("utf-8")
+        text = value.decode("utf-8")
     except UnicodeDecodeError:
-        return base64.b64encode(value).decode("ascii")
+        text = None
+    if text is not None and all(c.isprintable() or c in "\t\n\r" for c in text):
+        return text
+    return base64.b64encode(value).decode("ascii")
 
 
 def utf8_text(value: bytes) -> str:
@@ -76,7 +81,7 @@ class RegistryClient:
             parts = urllib.parse.urlsplit(registry_base(url))
             credentials = user_info or (urllib.parse.unquote(f"{parts.username}:{parts.password or ''}")
                                         if parts.username else None)
-            host = parts.hostname + (f":{parts.port}" if parts.port else "") if parts.hostname else parts.netloc
+            host = parts.netloc.rsplit("@", 1)[-1]
             base = urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
             self.bases.append(base)
             if credentials:
@@ -92,8 +97,9 @@ class RegistryClient:
             if key in _SCHEMAS:
                 return _SCHEMAS[key]
         found = self._fetch(schema_id)
-        with _SCHEMAS_LOCK:
-            _SCHEMAS[key] = found
+        if found is not None:                       # ids never change once given; misses are asked again
+            with _SCHEMAS_LOCK:
+                _SCHEMAS[key] = found
         return found
 
     def _fetch(self, schema_id: int) -> str | None:
@@ -137,7 +143,6 @@ class AvroDecoder:
     def __init__(self, reader_schema: str, wire: bool, registry: RegistryClient | None = None):
         if wire and registry is None:
             raise HoodieConfigError("Confluent wire-format values need a schema registry to resolve their schema ids")
-        self.schema_json = reader_schema
         self.wire = wire
         self.registry = registry
         self.reader = fastavro.parse_schema(json.loads(reader_schema), named_schemas={})
@@ -156,9 +161,9 @@ class AvroDecoder:
             first = f"starts with byte 0x{value[0]:02x}" if value else "is empty"
             raise DecodeError(
                 f"the value {first}, not the Confluent wire format (magic byte 0, then a 4-byte schema "
-                f"id); if the topic holds plain Avro set hoodie.streamer.source.kafka.value.deserializer.class"
-                f"=org.apache.kafka.common.serialization.ByteArrayDeserializer, if it holds JSON read it "
-                f"with JsonKafkaSource")
+                f"id). If the topic holds plain Avro, set {_DESERIALIZER}=org.apache.kafka.common.serialization."
+                f"ByteArrayDeserializer; if it holds JSON, read it with JsonKafkaSource, or for Debezium set "
+                f"{_DESERIALIZER}=org.apache.kafka.common.serialization.StringDeserializer")
         schema_id = struct.unpack(">I", value[1:WIRE_HEADER])[0]
         writer = self._writer(schema_id)
         return self._read(value[WIRE_HEADER:], writer, None if writer == self.reader else self.reader,
@@ -190,7 +195,11 @@ class AvroDecoder:
             if text is None:
                 raise DecodeError(f"schema id {schema_id} of the value is not in the schema registry at "
                                   f"{self.registry.bases[0]}")
-            self._writers[schema_id] = fastavro.parse_schema(json.loads(text), named_schemas={})
+            try:
+                self._writers[schema_id] = fastavro.parse_schema(json.loads(text), named_schemas={})
+            except Exception as exc:                 # the registry's answer, not the record, is wrong
+                raise SchemaRegistryError(f"schema id {schema_id} from the schema registry at "
+                                          f"{self.registry.bases[0]} is not a valid Avro schema: {exc}") from None
         return self._writers[schema_id]
 
     def _read(self, payload: bytes, writer: Any, reader: Any, what: str) -> dict:
@@ -226,7 +235,7 @@ def _kind(t: Any) -> str:
     return t if isinstance(t, str) else t["type"]
 
 
-def _converter(t: Any, names: dict, active: frozenset = frozenset()) -> Callable[[Any], Any] | None:
+def _converter(t: Any, names: dict) -> Callable[[Any], Any] | None:
     """A function making fastavro's value of type ``t`` fit ``avro_to_arrow``'s type, or None when
     pyarrow takes it as it is (the common case: only UUIDs and unions of several types differ)."""
     t = _resolve(t, names)
@@ -234,11 +243,11 @@ def _converter(t: Any, names: dict, active: frozenset = frozenset()) -> Callable
         branches = [b for b in t if _kind(_resolve(b, names)) != "null"]
         kinds = {_kind(_resolve(b, names)) for b in branches}
         if len(branches) == 1:
-            inner = _converter(branches[0], names, active)
+            inner = _converter(branches[0], names)
             return None if inner is None else (lambda v: None if v is None else inner(v))
         if len(branches) == 2 and kinds in ({"int", "long"}, {"float", "double"}):
             return None
-        members = [(i, _resolve(b, names), _converter(b, names, active)) for i, b in enumerate(branches)]
+        members = [(i, _resolve(b, names), _converter(b, names)) for i, b in enumerate(branches)]
 
         def union(v: Any) -> Any:
             if v is None:
@@ -249,10 +258,8 @@ def _converter(t: Any, names: dict, active: frozenset = frozenset()) -> Callable
             raise DecodeError(f"value {v!r} fits no branch of the union {t}")
         return union
     kind = _kind(t)
-    if kind in ("record", "error"):
-        if t["name"] in active:
-            return None
-        fields = [(f["name"], _converter(f["type"], names, active | {t["name"]})) for f in t["fields"]]
+    if kind in ("record", "error"):                  # never recursive: avro_to_arrow refuses those
+        fields = [(f["name"], _converter(f["type"], names)) for f in t["fields"]]
         fields = [(n, c) for n, c in fields if c is not None]
         if not fields:
             return None
@@ -265,10 +272,10 @@ def _converter(t: Any, names: dict, active: frozenset = frozenset()) -> Callable
             return out
         return record
     if kind == "array":
-        item = _converter(t["items"], names, active)
+        item = _converter(t["items"], names)
         return None if item is None else (lambda v: [None if x is None else item(x) for x in v])
     if kind == "map":
-        value = _converter(t["values"], names, active)
+        value = _converter(t["values"], names)
         return None if value is None else (lambda v: {k: None if x is None else value(x) for k, x in v.items()})
     if isinstance(t, dict) and t.get("logicalType") == "uuid":
         return str

@@ -201,19 +201,19 @@ class Streamer:
         return RoundResult(instant, written + errored, written, errored)
 
     def _errors_only(self, batch: Batch, position: str, started: float) -> RoundResult:
-        """Nothing but bad records before the target exists: with no schema to create it from,
-        the errors are set aside (idempotently) and the checkpoint stays, so the batch is fetched
-        again until good records arrive with it."""
-        errors = batch.errors
-        errored = errors.count()
-        self._check_error_budget(errors, errored, errored, position)
-        if self.error_table is not None:
-            self._write_errors(errors, batch.checkpoint)
+        """Nothing to write before the target exists (only bad records, or only skipped ones such
+        as tombstones): with no schema to create it from, bad records are set aside (idempotently)
+        and the checkpoint stays, so the batch is fetched again until records arrive with it."""
+        errored = batch.errors.count() if batch.errors is not None else 0
+        if errored:
+            self._check_error_budget(batch.errors, errored, errored, position)
+            if self.error_table is not None:
+                self._write_errors(batch.errors, batch.checkpoint)
         self.metrics.record_batch(records_read=errored, records_written=0, records_errored=errored,
                                   duration_seconds=time.monotonic() - started, lag_records=batch.lag_records,
                                   lag_seconds=batch.lag_seconds, commit_instant=None, commit_time_epoch=None)
-        _progress(f"{errored} bad records and no good ones in {position}; the target table does not exist "
-                  "yet, so the checkpoint stays until a batch brings records to create it from")
+        _progress(f"no records to write from {position} ({errored} bad) and no target table to "
+                  "commit to yet; the checkpoint stays until a batch brings records to create it from")
         return RoundResult(None, errored, 0, errored)
 
     # --- pieces ----------------------------------------------------------------------------------

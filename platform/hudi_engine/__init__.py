@@ -7,6 +7,9 @@
 ``write`` and ``read`` are imported on first use, so the options and errors (and so the job-config
 contract built on them) import without PySpark.
 """
+import sys
+import types
+
 from .errors import (HoodieConfigError, HoodieError, HoodieTableNotFoundError, HoodieTimelineError,
                      HoodieValidationError)
 
@@ -14,11 +17,27 @@ __all__ = ["write", "read", "HoodieError", "HoodieConfigError", "HoodieValidatio
            "HoodieTableNotFoundError", "HoodieTimelineError"]
 
 
-def __getattr__(name: str):
-    if name not in ("write", "read"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from .read.reader import read
-    from .write.writer import write
-    # Bind the functions over the same-named subpackages the imports just set as attributes.
-    globals().update(write=write, read=read)
-    return globals()[name]
+class _Engine(types.ModuleType):
+    """``hudi_engine.write``/``read`` are the functions, though subpackages of the same names exist:
+    the import system binds each subpackage here when it loads, and the setters ignore that."""
+
+    @property
+    def write(self):
+        from .write.writer import write
+        return write
+
+    @write.setter
+    def write(self, _subpackage):
+        pass
+
+    @property
+    def read(self):
+        from .read.reader import read
+        return read
+
+    @read.setter
+    def read(self, _subpackage):
+        pass
+
+
+sys.modules[__name__].__class__ = _Engine

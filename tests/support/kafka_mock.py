@@ -13,6 +13,10 @@ until :meth:`MockKafkaCluster.close`. The same API creates topics with a chosen 
 partitions (``rd_kafka_mock_topic_create``; the mock's CreateTopics has no controller) and drops
 old records to imitate retention (``rd_kafka_mock_partition_delete_records``).
 
+Like a broker with a small retention, a mock partition keeps only its newest messages (seen here:
+about 20,000 of ~300 bytes); older ones go, and the earliest offset moves up. Put big volumes on
+more partitions.
+
 (The simpler ``test.mock.num.brokers`` client setting also starts a reachable mock cluster, but
 offers no way to create topics with a given partition count or to delete records.)
 """

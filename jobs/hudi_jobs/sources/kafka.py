@@ -401,6 +401,8 @@ def read_range(consumer: Consumer, topic: str, r: OffsetRange, timeout: float) -
             if messages:
                 deadline = time.monotonic() + timeout
             for m in messages:
+                if m.topic() != topic or m.partition() != r.partition:
+                    continue            # left over from the consumer's previous range: not ours
                 error = m.error()
                 if error is None:
                     if m.offset() >= r.end:

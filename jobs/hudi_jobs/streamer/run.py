@@ -23,7 +23,7 @@ from pyspark.sql.pandas.types import from_arrow_schema
 from hudi_engine import config as C
 from hudi_engine import write
 from hudi_engine.config import HoodieConfig
-from hudi_engine.errors import HoodieError
+from hudi_engine.errors import HoodieConfigError, HoodieError
 from hudi_engine.read.plan import table_schema
 from hudi_engine.schema.avro import META_FIELDS
 from hudi_engine.table.meta_client import HoodieTable
@@ -39,9 +39,9 @@ from .dedupe import drop_existing_keys
 from .error_table import ErrorTable
 from .quality import check_records, quality_rules
 from .services import AsyncCompactor, compaction_options
-from .transform import build_transformers, transform_batch
+from .transform import SRC_VIEW_PREFIX, build_transformers, transform_batch
 
-EXIT_OK, EXIT_FAILED, EXIT_ABANDONED = 0, 1, 143
+EXIT_OK, EXIT_FAILED, EXIT_CONFIG, EXIT_ABANDONED = 0, 1, 2, 143
 
 
 class StreamerError(HoodieError):
@@ -88,15 +88,23 @@ def run_streamer(cfg: StreamerConfig) -> int:
     spark = _spark_session(cfg.target_table)
     stop = StopSignal()
     stop.install()
-    streamer = Streamer(spark, cfg, stop)
+    streamer = None
     try:
+        streamer = Streamer(spark, cfg, stop)
         streamer.run()
         return EXIT_OK
     except KeyboardInterrupt:
         _progress("abandoned; the next run rolls back the unfinished write and resumes from the last commit")
         return EXIT_ABANDONED
+    except HoodieConfigError as exc:
+        _progress(f"error: {exc}")
+        return EXIT_CONFIG
+    except HoodieError as exc:
+        _progress(f"failed: {exc}")
+        return EXIT_FAILED
     finally:
-        streamer.close()
+        if streamer is not None:
+            streamer.close()
         stop.uninstall()
 
 
@@ -153,6 +161,8 @@ class Streamer:
         except BaseException as exc:
             self.metrics.record_failure(type(exc).__name__)
             raise
+        finally:
+            self._release_batch()
         if self.compactor is not None and result.instant:
             self.compactor.wake()
         return result
@@ -217,6 +227,14 @@ class Streamer:
         return RoundResult(None, errored, 0, errored)
 
     # --- pieces ----------------------------------------------------------------------------------
+    def _release_batch(self) -> None:
+        """A long-running streamer keeps nothing of a finished batch: cached frames and the
+        transformers' temporary views go."""
+        self.spark.catalog.clearCache()
+        for view in self.spark.catalog.listTables():
+            if view.isTemporary and view.name.upper().startswith(SRC_VIEW_PREFIX):
+                self.spark.catalog.dropTempView(view.name)
+
     def _resume_from(self, table: HoodieTable | None) -> str | None:
         commits = []
         if table is not None:

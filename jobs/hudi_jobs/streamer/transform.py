@@ -27,6 +27,7 @@ from ..sources.base import MESSAGE, RAW_RECORD, REASON, SOURCE_POSITION, ErrorRe
 from .config import FLATTENING, SQL_FILE, SQL_QUERY, split_transformer, transformer_option
 
 SRC = "<SRC>"
+SRC_VIEW_PREFIX = "HOODIE_SRC_TMP_TABLE_"      # Hudi's name for the batch's view
 ROW = "_hoodie_streamer_row"
 MAX_ISOLATED_RECORDS = 50        # beyond this the transform, not the data, is at fault
 
@@ -69,7 +70,7 @@ def _sql_steps(statements: list[str]) -> Callable[[SparkSession, DataFrame], Dat
     """Each statement runs with ``<SRC>`` bound to the incoming rows; the last one's result is the
     output (as Hudi's SQL file transformer does)."""
     def apply(spark: SparkSession, df: DataFrame) -> DataFrame:
-        view = f"HOODIE_SRC_TMP_TABLE_{uuid.uuid4().hex}"
+        view = f"{SRC_VIEW_PREFIX}{uuid.uuid4().hex}"
         df.createOrReplaceTempView(view)
         result = df
         for statement in statements:

@@ -8,10 +8,13 @@ import pytest
 
 from hudi_engine import read
 from hudi_engine.table.meta_client import HoodieTable
+from hudi_engine.timeline.instant import parse_instant_time
 from hudi_jobs.streamer.checkpoint import CHECKPOINT_KEY
 from hudi_jobs.streamer.cli import build_config
 from hudi_jobs.streamer.run import Streamer, StreamerError
 from tests.support.hudi_rs import hudi_rs_read
+from tests.support.streamer import orders_argv
+from tests.support.prometheus import samples, start_pushgateway
 
 pytestmark = pytest.mark.spark
 
@@ -26,14 +29,6 @@ def write_json(folder, name, records, mtime):
 
 def order(i, amount=10.0, ts=1, region="eu", **extra):
     return {"id": f"o{i}", "amount": amount, "region": region, "ts": ts, **extra}
-
-
-def streamer_args(tmp_path, *extra):
-    return ["--target-base-path", str(tmp_path / "orders"), "--target-table", "orders",
-            "--source-class", "JsonDFSSource", "--source-ordering-field", "ts",
-            "--hoodie-conf", f"hoodie.streamer.source.dfs.root={tmp_path / 'in'}",
-            "--hoodie-conf", "hoodie.datasource.write.recordkey.field=id",
-            "--hoodie-conf", "hoodie.datasource.write.partitionpath.field=region", *extra]
 
 
 def run_once(spark, argv):
@@ -60,7 +55,7 @@ def test_batches_follow_the_source_limit_and_resume_from_the_commit(spark, tmp_p
     files = [write_json(inbox, f"part-{n}.json", [order(n * 10 + i, ts=n) for i in range(10)], base + n)
              for n in range(3)]
     size = files[0].stat().st_size
-    argv = streamer_args(tmp_path, "--source-limit", str(size + 1), "--op", "UPSERT")
+    argv = orders_argv(tmp_path, "--source-limit", str(size + 1), "--op", "UPSERT")
 
     instants = [run_once(spark, argv).instant for _ in range(3)]
     assert all(instants) and len(set(instants)) == 3
@@ -86,7 +81,7 @@ def test_bad_records_go_to_the_error_table_once_and_the_rest_is_written(spark, t
         order(3, amount=-5.0),                                       # fails the quality rule
         order(4, code="seven"),                                      # fails the transformer's cast
     ], time.time() - 10)
-    argv = streamer_args(
+    argv = orders_argv(
         tmp_path, "--transformer-class", "SqlQueryBasedTransformer",
         "--hoodie-conf", "hoodie.streamer.transformer.sql=SELECT id, amount, region, ts, "
                          "CAST(code AS INT) AS code FROM <SRC>",
@@ -113,7 +108,7 @@ def test_too_many_bad_records_fail_the_batch_and_commit_nothing(spark, tmp_path)
     inbox = tmp_path / "in"
     inbox.mkdir()
     write_json(inbox, "a.json", [order(1)], time.time() - 20)
-    argv = streamer_args(tmp_path, "--hoodie-conf", "hoodie.errortable.enable=true",
+    argv = orders_argv(tmp_path, "--hoodie-conf", "hoodie.errortable.enable=true",
                          "--hoodie-conf", "hoodie.streamer.errortable.max.error.fraction=0.2")
     run_once(spark, argv)
     write_json(inbox, "b.json", [order(2), "oops\n", "{\n"], time.time() - 10)
@@ -128,10 +123,10 @@ def test_without_an_error_table_a_bad_record_stops_the_batch_naming_it(spark, tm
     inbox.mkdir()
     write_json(inbox, "a.json", [order(1), "{broken\n"], time.time() - 10)
     with pytest.raises(StreamerError, match=r"JSON_ROW_DESERIALIZATION_FAILURE at file:.*a\.json.*broken"):
-        run_once(spark, streamer_args(tmp_path))
+        run_once(spark, orders_argv(tmp_path))
     assert not HoodieTable.exists(str(tmp_path / "orders"))
     # --commit-on-errors drops them and goes on, as Hudi Streamer's flag does
-    assert run_once(spark, streamer_args(tmp_path, "--commit-on-errors")).records_written == 1
+    assert run_once(spark, orders_argv(tmp_path, "--commit-on-errors")).records_written == 1
 
 
 def test_chained_transformers_and_flattening(spark, tmp_path):
@@ -149,3 +144,30 @@ def test_chained_transformers_and_flattening(spark, tmp_path):
     run_once(spark, argv)
     assert table_rows(spark, tmp_path / "orders", "id", "customer_name", "customer_address_city", "doubled") == [
         ("o1", "ann", "Oslo", 6.0)]
+
+
+def test_a_batch_is_reported_to_a_real_pushgateway(spark, tmp_path):
+    """The streamer's own counts, as Prometheus's Pushgateway (a real one, from Debian) holds them."""
+    gateway = start_pushgateway(tmp_path / "pushgateway")
+    try:
+        inbox = tmp_path / "in"
+        inbox.mkdir()
+        write_json(inbox, "a.json", [order(1), order(2), "{bad\n"], time.time() - 10)
+        result = run_once(spark, orders_argv(
+            tmp_path, "--commit-on-errors",
+            "--hoodie-conf", "hoodie.metrics.on=true",
+            "--hoodie-conf", "hoodie.metrics.reporter.type=PROMETHEUS_PUSHGATEWAY",
+            "--hoodie-conf", f"hoodie.metrics.pushgateway.port={gateway.port}",
+            "--hoodie-conf", "hoodie.metrics.pushgateway.host=127.0.0.1",
+            "--hoodie-conf", "hoodie.metrics.pushgateway.job.name=orders-ingest",
+            "--hoodie-conf", "hoodie.metrics.pushgateway.random.job.name.suffix=false",
+            "--hoodie-conf", "hoodie.metrics.pushgateway.delete.on.shutdown=false"))
+        found = {(name, dict(labels).get("table")): v for (name, labels), v in samples(f"{gateway.url}/metrics").items()
+                 if dict(labels).get("job") == "orders-ingest"}
+        assert found[("hudi_streamer_records_written_total", "orders")] == 2
+        assert found[("hudi_streamer_records_errored_total", "orders")] == 1
+        assert found[("hudi_streamer_batches_total", "orders")] == 1
+        assert found[("hudi_streamer_last_commit_timestamp_seconds", "orders")] == pytest.approx(
+            parse_instant_time(result.instant).timestamp(), abs=1)
+    finally:
+        gateway.stop()

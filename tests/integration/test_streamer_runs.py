@@ -17,6 +17,7 @@ from hudi_jobs.streamer.cli import build_config
 from hudi_jobs.streamer.run import Streamer
 from tests.support.data import three_commits
 from tests.support.hudi_rs import hudi_rs_read
+from tests.support.streamer import orders_argv
 from tests.support.processes import kill_when
 
 pytestmark = pytest.mark.spark
@@ -31,14 +32,6 @@ def write_orders(folder: Path, files: int, per_file: int, start_mtime: float, ts
                             "region": ("eu", "us")[i % 2]}) for i in range(per_file))
         path.write_text("\n".join(rows) + "\n")
         os.utime(path, (start_mtime + n, start_mtime + n))
-
-
-def argv_for(tmp_path, *extra):
-    return ["--target-base-path", str(tmp_path / "orders"), "--target-table", "orders",
-            "--source-class", "JsonDFSSource", "--source-ordering-field", "ts",
-            "--hoodie-conf", f"hoodie.streamer.source.dfs.root={tmp_path / 'in'}",
-            "--hoodie-conf", "hoodie.datasource.write.recordkey.field=id",
-            "--hoodie-conf", "hoodie.datasource.write.partitionpath.field=region", *extra]
 
 
 def start_streamer(argv):
@@ -61,16 +54,16 @@ def test_killed_in_the_middle_of_a_batch_then_restarted_ingests_every_record_onc
     write_orders(tmp_path / "in", files=4, per_file=40000, start_mtime=time.time() - 100)
     one_file = (tmp_path / "in" / "orders-000.json").stat().st_size
     # INSERT does not deduplicate against the table: a replayed batch would show up twice.
-    first = Streamer(spark, build_config(argv_for(tmp_path, "--op", "INSERT", "--source-limit", str(one_file))))
+    first = Streamer(spark, build_config(orders_argv(tmp_path, "--op", "INSERT", "--source-limit", str(one_file))))
     assert first.sync_once().instant
     first.close()
 
-    proc = start_streamer(argv_for(tmp_path, "--op", "INSERT"))
+    proc = start_streamer(orders_argv(tmp_path, "--op", "INSERT"))
     kill_when(proc, writing(tmp_path / "orders"), "streamer")
     assert HoodieTable.load(str(tmp_path / "orders")).timeline.pending(), "the kill left its batch inflight"
     assert len(ids(spark, tmp_path / "orders")) == 40000          # readers still see the last commit
 
-    again = Streamer(spark, build_config(argv_for(tmp_path, "--op", "INSERT")))
+    again = Streamer(spark, build_config(orders_argv(tmp_path, "--op", "INSERT")))
     assert again.sync_once().instant
     assert again.sync_once().instant is None
     again.close()
@@ -82,7 +75,7 @@ def test_killed_in_the_middle_of_a_batch_then_restarted_ingests_every_record_onc
 def test_sigterm_finishes_the_batch_in_flight_and_takes_no_more(spark, tmp_path):
     write_orders(tmp_path / "in", files=3, per_file=40000, start_mtime=time.time() - 100)
     one_file = (tmp_path / "in" / "orders-000.json").stat().st_size
-    proc = start_streamer(argv_for(tmp_path, "--continuous", "--source-limit", str(one_file)))
+    proc = start_streamer(orders_argv(tmp_path, "--continuous", "--source-limit", str(one_file)))
     deadline = time.monotonic() + 240
     while not writing(tmp_path / "orders")():
         assert proc.poll() is None, proc.stderr.read().decode()[-3000:]
@@ -102,7 +95,7 @@ def test_continuous_merge_on_read_with_async_compaction_stops_when_no_new_data(s
     write_orders(inbox, files=2, per_file=500, start_mtime=start, ts=1)
     write_orders(inbox, files=2, per_file=500, start_mtime=start + 2, ts=2, prefix="update")  # the same ids
     one_file = (inbox / "orders-000.json").stat().st_size
-    cfg = build_config(argv_for(
+    cfg = build_config(orders_argv(
         tmp_path, "--table-type", "MERGE_ON_READ", "--continuous", "--min-sync-interval-seconds", "0",
         "--source-limit", str(one_file),
         "--post-write-termination-strategy-class", "NoNewDataTerminationStrategy",

@@ -153,7 +153,7 @@ FIELDS = (
           "NoNewDataTerminationStrategy stops continuous mode after "
           "max.rounds.without.new.data.to.shutdown (default 3) rounds without new data."),
     Field("commit_on_errors", "commitOnErrors", "--commit-on-errors", bool,
-          "Commit even when some records failed to be written."),
+          "Without an error table, drop bad records and commit the rest instead of failing the batch."),
 )
 HOODIE_CONF = "hoodieConf"      # job-config map; on the command line, repeated --hoodie-conf k=v
 _BY_JOB_KEY = {f.job_key: f for f in FIELDS}

@@ -171,3 +171,36 @@ def test_a_batch_is_reported_to_a_real_pushgateway(spark, tmp_path):
             parse_instant_time(result.instant).timestamp(), abs=1)
     finally:
         gateway.stop()
+
+
+def test_a_new_nullable_column_flows_into_the_table(spark, tmp_path):
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    start = time.time() - 100
+    write_json(inbox, "a.json", [order(1), order(2)], start)
+    argv = orders_argv(tmp_path)
+    run_once(spark, argv)
+    write_json(inbox, "b.json", [order(3, coupon="SPRING"), order(1, amount=12.0, ts=2, coupon="VIP")], start + 1)
+    run_once(spark, argv)
+    assert table_rows(spark, tmp_path / "orders", "id", "amount", "coupon") == [
+        ("o1", 12.0, "VIP"), ("o2", 10.0, None), ("o3", 10.0, "SPRING")]
+    outside = hudi_rs_read(tmp_path / "orders")
+    assert sorted(zip(outside.column("id").to_pylist(), outside.column("coupon").to_pylist()),
+                  key=lambda r: r[0]) == [("o1", "VIP"), ("o2", None), ("o3", "SPRING")]
+
+
+def test_records_read_with_an_avro_schema_file(spark, tmp_path):
+    """FilebasedSchemaProvider: the types come from the .avsc, not from inference (amount stays a
+    double even when every value in the batch is an integer)."""
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    write_json(inbox, "a.json", [{"id": "o1", "amount": 5, "region": "eu", "ts": 1}], time.time() - 10)
+    schema = {"type": "record", "name": "order", "fields": [
+        {"name": "id", "type": "string"}, {"name": "amount", "type": ["null", "double"]},
+        {"name": "region", "type": "string"}, {"name": "ts", "type": "long"}]}
+    (tmp_path / "order.avsc").write_text(json.dumps(schema))
+    run_once(spark, orders_argv(tmp_path, "--schemaprovider-class", "FilebasedSchemaProvider",
+                                "--hoodie-conf", f"hoodie.streamer.schemaprovider.source.schema.file={tmp_path / 'order.avsc'}"))
+    df = read(spark, str(tmp_path / "orders"))
+    assert dict(df.dtypes)["amount"] == "double"
+    assert [(r["id"], r["amount"]) for r in df.collect()] == [("o1", 5.0)]

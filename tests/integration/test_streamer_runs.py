@@ -50,6 +50,7 @@ def ids(spark, base):
     return [r["id"] for r in read(spark, str(base)).select("id").collect()]
 
 
+@pytest.mark.slow
 def test_killed_in_the_middle_of_a_batch_then_restarted_ingests_every_record_once(spark, tmp_path):
     write_orders(tmp_path / "in", files=4, per_file=40000, start_mtime=time.time() - 100)
     one_file = (tmp_path / "in" / "orders-000.json").stat().st_size
@@ -72,6 +73,7 @@ def test_killed_in_the_middle_of_a_batch_then_restarted_ingests_every_record_onc
     assert hudi_rs_read(tmp_path / "orders").num_rows == 160000
 
 
+@pytest.mark.slow
 def test_sigterm_finishes_the_batch_in_flight_and_takes_no_more(spark, tmp_path):
     write_orders(tmp_path / "in", files=3, per_file=40000, start_mtime=time.time() - 100)
     one_file = (tmp_path / "in" / "orders-000.json").stat().st_size

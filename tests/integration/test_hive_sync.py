@@ -28,7 +28,8 @@ from hudi_engine.table.meta_client import HoodieTable
 from hudictl import hive_sync as hive_sync_cli
 from tests.conftest import unzip_fixture
 from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA
-from tests.support.metastore import free_port, start_metastore
+from tests.support.metastore import start_metastore
+from tests.support.services import free_port
 
 pytestmark = pytest.mark.spark      # the metastore runs on the JVM too
 ROOT = Path(__file__).resolve().parents[2]

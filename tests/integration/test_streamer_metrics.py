@@ -11,7 +11,8 @@ import pytest
 
 from hudi_engine.errors import HoodieConfigError
 from hudi_jobs.metrics import StreamerMetrics, commit_epoch, metrics_settings, parse_labels
-from tests.support.prometheus import free_port, query, samples, start_prometheus, start_pushgateway
+from tests.support.prometheus import query, samples, start_prometheus, start_pushgateway
+from tests.support.services import free_port
 
 BASE_PATH = "/lake/orders"
 COMMIT_EPOCH = 1_700_000_000.0

@@ -5,14 +5,14 @@ Starting returns at once and the first use of :attr:`Metastore.uri` waits until 
 (~15 s), so the JVM boots while the tests write their tables."""
 from __future__ import annotations
 
-import os
-import signal
 import socket
 import subprocess
 import time
 from pathlib import Path
 
 import pyspark
+
+from tests.support.services import free_port, stop_group
 
 JARS = Path(pyspark.__file__).parent / "jars"
 START_TIMEOUT_S = 120
@@ -48,19 +48,7 @@ class Metastore:
         raise RuntimeError(f"the metastore did not listen on {self.port} within {START_TIMEOUT_S}s; see {self.log}")
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        stop_group(self.process, timeout_s=20)
 
 
 def start_metastore(workdir: Path) -> Metastore:

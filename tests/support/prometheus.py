@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import time
 import urllib.parse
@@ -18,6 +16,8 @@ from pathlib import Path
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+
+from tests.support.services import free_port, stop_group
 
 PUSHGATEWAY_NAMES = ("prometheus-pushgateway", "pushgateway")    # Debian's name, upstream's name
 PROMETHEUS_NAMES = ("prometheus",)
@@ -65,19 +65,7 @@ class Service:
         raise RuntimeError(f"{self.name} was not ready on {self.port} within {START_TIMEOUT_S}s; see {self.log}")
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        stop_group(self.process, timeout_s=10)
 
 
 def _start(name: str, command: list[str], port: int, workdir: Path) -> Service:

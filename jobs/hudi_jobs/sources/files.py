@@ -19,10 +19,7 @@ import time
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
-from datetime import date, datetime, time as time_of_day
-from decimal import Decimal
-from typing import Any, Callable, Iterable, Iterator, Mapping
-from uuid import UUID
+from typing import Iterable, Iterator, Mapping
 
 import fastavro
 import pyarrow as pa
@@ -40,6 +37,7 @@ from hudi_engine.storage import Storage
 from ..keys import files as K
 from ..keys.schema import SOURCE_SCHEMA_FILE
 from ..schema_provider import spark_struct
+from .avro_values import arrow_values
 from .base import MESSAGE, RAW_RECORD, REASON, SOURCE_POSITION, Batch, ErrorReason
 from .file_selection import SourceFile, select, source_files
 
@@ -322,7 +320,7 @@ def _decoded_chunks(storage: Storage, rel: str,
         records = fastavro.reader(stream, reader_schema=reader_schema, return_named_type=True)
         schema = fastavro.parse_schema(reader_schema or records.writer_schema, expand=True, _write_hint=False)
         arrow = avro_to_arrow(schema)
-        convert = _python_values(schema, _mentions_uuid(records.writer_schema)) or (lambda record: record)
+        convert = arrow_values(schema, writer=records.writer_schema if reader_schema else None)
         rows: list[dict] = []
         failure = None
         try:
@@ -348,80 +346,3 @@ def _conform(table: pa.Table, out: pa.Schema) -> pa.Table:
                for f in out]
     return pa.Table.from_arrays(columns, schema=out)
 
-
-def _mentions_uuid(schema: Any) -> bool:
-    return '"logicalType": "uuid"' in json.dumps(schema)
-
-
-def _kind(t: Any) -> str:
-    """'union', or the Avro type name of a type given as a name, a dict or a dict wrapping one."""
-    if isinstance(t, dict):
-        return _kind(t["type"])
-    return "union" if isinstance(t, list) else t
-
-
-_NAMED = ("record", "error", "enum", "fixed")
-# Python types fastavro decodes each Avro type to, to tell which branch of a union a value took.
-_DECODED_AS = {"boolean": (bool,), "int": (int,), "long": (int,), "float": (float,), "double": (float,),
-               "string": (str, UUID), "bytes": (bytes,), "array": (list,), "map": (dict,)}
-_LOGICAL_DECODED_AS = {"date": (date,), "time-millis": (time_of_day,), "time-micros": (time_of_day,),
-                       "timestamp-millis": (datetime,), "timestamp-micros": (datetime,),
-                       "timestamp-nanos": (datetime, int), "local-timestamp-millis": (datetime,),
-                       "local-timestamp-micros": (datetime,), "local-timestamp-nanos": (datetime, int),
-                       "decimal": (Decimal,), "uuid": (UUID, str)}
-
-
-def _python_values(t: Any, uuids: bool) -> Callable[[Any], Any] | None:
-    """How a non-null fastavro value of the (expanded) Avro type ``t`` becomes what pyarrow turns into
-    ``avro_to_arrow``'s type; None where it already is. fastavro gives a named type in a union as
-    (full name, value); unions of several types become ``{"member<i>": value}`` structs; UUID
-    objects (uuid strings) become text."""
-    while isinstance(t, dict) and isinstance(t["type"], (dict, list)):
-        t = t["type"]
-    kind = _kind(t)
-    if kind == "union":
-        branches = [b for b in t if _kind(b) != "null"]
-        if len(branches) == 1:
-            inner = _python_values(branches[0], uuids)
-            if _kind(branches[0]) not in _NAMED:
-                return inner
-            return (lambda value: inner(value[1])) if inner else (lambda value: value[1])
-        if len(branches) == 2 and {_kind(b) for b in branches} in ({"int", "long"}, {"float", "double"}):
-            return None
-        members = [(f"member{i}", b, _python_values(b, uuids)) for i, b in enumerate(branches)]
-
-        def member(value):
-            for name, branch, convert in members:
-                if _took_branch(value, branch):
-                    inner = value[1] if isinstance(value, tuple) else value
-                    return {name: convert(inner) if convert else inner}
-            raise ValueError(f"the value {value!r} matches no branch of the union {json.dumps(t)}")
-        return member
-    if kind in ("record", "error"):
-        fields = [(f["name"], c) for f in t["fields"] if (c := _python_values(f["type"], uuids))]
-        if not fields:
-            return None
-
-        def record(value):
-            value = dict(value)
-            for name, convert in fields:
-                if value.get(name) is not None:
-                    value[name] = convert(value[name])
-            return value
-        return record
-    if kind == "array":
-        item = _python_values(t["items"], uuids)
-        return (lambda value: [None if v is None else item(v) for v in value]) if item else None
-    if kind == "map":
-        entry = _python_values(t["values"], uuids)
-        return (lambda value: {k: None if v is None else entry(v) for k, v in value.items()}) if entry else None
-    if kind == "string" and uuids:
-        return lambda value: str(value) if isinstance(value, UUID) else value
-    return None
-
-
-def _took_branch(value: Any, branch: Any) -> bool:
-    if isinstance(value, tuple):             # a named type, as (full name, value)
-        return isinstance(branch, dict) and branch.get("name") == value[0]
-    logical = branch.get("logicalType") if isinstance(branch, dict) else None
-    return type(value) in _LOGICAL_DECODED_AS.get(logical, _DECODED_AS.get(_kind(branch), ()))

@@ -9,8 +9,6 @@ fails the task, since then every record would be wrong.
 from __future__ import annotations
 
 import base64
-import datetime
-import decimal
 import io
 import json
 import struct
@@ -18,7 +16,6 @@ import threading
 import urllib.error
 import urllib.parse
 import urllib.request
-import uuid
 from typing import Any, Callable
 
 import fastavro
@@ -26,6 +23,8 @@ import pyarrow as pa
 
 from hudi_engine.errors import HoodieConfigError, HoodieError
 from hudi_engine.schema.avro import avro_to_arrow
+
+from .avro_values import arrow_values
 
 MAGIC_BYTE = 0
 WIRE_HEADER = 5
@@ -147,16 +146,13 @@ class AvroDecoder:
         self.registry = registry
         self.reader = fastavro.parse_schema(json.loads(reader_schema), named_schemas={})
         self.arrow_type = pa.struct(list(avro_to_arrow(reader_schema)))
-        self._arrow_ready = _converter(self.reader, self.reader.get("__named_schemas", {})) or (lambda v: v)
-        self._writers: dict[int, Any] = {}
+        self._arrow_ready = arrow_values(self.reader, error=DecodeError)
+        self._writers: dict[int, tuple[Any, Callable[[dict], dict]]] = {}   # id → schema, its arrow_values
 
     def decode(self, value: bytes) -> dict:
         """The record of one value, ready for :meth:`to_arrow`."""
-        return self._arrow_ready(self._decode(value))
-
-    def _decode(self, value: bytes) -> dict:
         if not self.wire:
-            return self._read(value, self.reader, None, "the source schema")
+            return self._arrow_ready(self._read(value, self.reader, None, "the source schema"))
         if len(value) < WIRE_HEADER or value[0] != MAGIC_BYTE:
             first = f"starts with byte 0x{value[0]:02x}" if value else "is empty"
             raise DecodeError(
@@ -165,9 +161,9 @@ class AvroDecoder:
                 f"ByteArrayDeserializer; if it holds JSON, read it with JsonKafkaSource, or for Debezium set "
                 f"{_DESERIALIZER}=org.apache.kafka.common.serialization.StringDeserializer")
         schema_id = struct.unpack(">I", value[1:WIRE_HEADER])[0]
-        writer = self._writer(schema_id)
-        return self._read(value[WIRE_HEADER:], writer, None if writer == self.reader else self.reader,
-                          f"its writer schema (id {schema_id})")
+        writer, arrow_ready = self._writer(schema_id)
+        return arrow_ready(self._read(value[WIRE_HEADER:], writer, None if writer == self.reader else self.reader,
+                                      f"its writer schema (id {schema_id})"))
 
     def to_arrow(self, records: list[dict | None]) -> tuple[pa.StructArray, dict[int, str]]:
         """Decoded records (None for values that failed) as one Arrow column of the reader schema's
@@ -189,17 +185,20 @@ class AvroDecoder:
                 kept[i] = None
         return pa.array(kept, type=self.arrow_type), refused
 
-    def _writer(self, schema_id: int) -> Any:
+    def _writer(self, schema_id: int) -> tuple[Any, Callable[[dict], dict]]:
+        """The writer schema of ``schema_id``, and how records read with it become ready for Arrow
+        (fastavro keeps the writer's logical types: its uuid strings come as UUID objects)."""
         if schema_id not in self._writers:
             text = self.registry.schema(schema_id)
             if text is None:
                 raise DecodeError(f"schema id {schema_id} of the value is not in the schema registry at "
                                   f"{self.registry.bases[0]}")
             try:
-                self._writers[schema_id] = fastavro.parse_schema(json.loads(text), named_schemas={})
+                writer = fastavro.parse_schema(json.loads(text), named_schemas={})
             except Exception as exc:                 # the registry's answer, not the record, is wrong
                 raise SchemaRegistryError(f"schema id {schema_id} from the schema registry at "
                                           f"{self.registry.bases[0]} is not a valid Avro schema: {exc}") from None
+            self._writers[schema_id] = writer, arrow_values(self.reader, writer=writer, error=DecodeError)
         return self._writers[schema_id]
 
     def _read(self, payload: bytes, writer: Any, reader: Any, what: str) -> dict:
@@ -216,102 +215,3 @@ class AvroDecoder:
             raise DecodeError(f"{what} is not an Avro record schema")
         return record
 
-
-# --- fastavro values → values pyarrow takes for the reader schema's Arrow type --------------------
-
-def _resolve(t: Any, names: dict) -> Any:
-    while True:
-        if isinstance(t, str) and t in names:
-            t = names[t]
-        elif isinstance(t, dict) and isinstance(t.get("type"), (list, dict)):
-            t = t["type"]
-        elif isinstance(t, dict) and isinstance(t.get("type"), str) and t["type"] in names:
-            t = names[t["type"]]
-        else:
-            return t
-
-
-def _kind(t: Any) -> str:
-    return t if isinstance(t, str) else t["type"]
-
-
-def _converter(t: Any, names: dict) -> Callable[[Any], Any] | None:
-    """A function making fastavro's value of type ``t`` fit ``avro_to_arrow``'s type, or None when
-    pyarrow takes it as it is (the common case: only UUIDs and unions of several types differ)."""
-    t = _resolve(t, names)
-    if isinstance(t, list):
-        branches = [b for b in t if _kind(_resolve(b, names)) != "null"]
-        kinds = {_kind(_resolve(b, names)) for b in branches}
-        if len(branches) == 1:
-            inner = _converter(branches[0], names)
-            return None if inner is None else (lambda v: None if v is None else inner(v))
-        if len(branches) == 2 and kinds in ({"int", "long"}, {"float", "double"}):
-            return None
-        members = [(i, _resolve(b, names), _converter(b, names)) for i, b in enumerate(branches)]
-
-        def union(v: Any) -> Any:
-            if v is None:
-                return None
-            for i, branch, conv in members:
-                if _matches(v, branch, names):
-                    return {f"member{i}": conv(v) if conv else v}
-            raise DecodeError(f"value {v!r} fits no branch of the union {t}")
-        return union
-    kind = _kind(t)
-    if kind in ("record", "error"):                  # never recursive: avro_to_arrow refuses those
-        fields = [(f["name"], _converter(f["type"], names)) for f in t["fields"]]
-        fields = [(n, c) for n, c in fields if c is not None]
-        if not fields:
-            return None
-
-        def record(v: dict) -> dict:
-            out = dict(v)
-            for name, conv in fields:
-                if out.get(name) is not None:
-                    out[name] = conv(out[name])
-            return out
-        return record
-    if kind == "array":
-        item = _converter(t["items"], names)
-        return None if item is None else (lambda v: [None if x is None else item(x) for x in v])
-    if kind == "map":
-        value = _converter(t["values"], names)
-        return None if value is None else (lambda v: {k: None if x is None else value(x) for k, x in v.items()})
-    if isinstance(t, dict) and t.get("logicalType") == "uuid":
-        return str
-    return None
-
-
-def _matches(v: Any, t: Any, names: dict) -> bool:
-    kind = _kind(t)
-    logical = t.get("logicalType") if isinstance(t, dict) else None
-    if logical in ("timestamp-millis", "timestamp-micros", "timestamp-nanos", "local-timestamp-millis",
-                   "local-timestamp-micros", "local-timestamp-nanos"):
-        return isinstance(v, datetime.datetime)
-    if logical == "date":
-        return isinstance(v, datetime.date) and not isinstance(v, datetime.datetime)
-    if logical in ("time-millis", "time-micros"):
-        return isinstance(v, datetime.time)
-    if logical == "decimal":
-        return isinstance(v, decimal.Decimal)
-    if logical == "uuid":
-        return isinstance(v, uuid.UUID)
-    if kind == "boolean":
-        return isinstance(v, bool)
-    if kind in ("int", "long"):
-        return isinstance(v, int) and not isinstance(v, bool)
-    if kind in ("float", "double"):
-        return isinstance(v, float)
-    if kind == "string":
-        return isinstance(v, str)
-    if kind == "enum":
-        return isinstance(v, str) and v in t["symbols"]
-    if kind in ("bytes", "fixed"):
-        return isinstance(v, bytes)
-    if kind in ("record", "error"):
-        return isinstance(v, dict) and set(v) == {f["name"] for f in t["fields"]}
-    if kind == "array":
-        return isinstance(v, list)
-    if kind == "map":
-        return isinstance(v, dict)
-    return False

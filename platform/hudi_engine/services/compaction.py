@@ -16,7 +16,6 @@ from typing import Iterator
 import pyarrow as pa
 from pyspark.sql import SparkSession
 
-from .. import config as C
 from ..config import HoodieConfig
 from ..errors import HoodieError
 from ..file_group.fs_view import BaseFile, FileSlice, LogFile

@@ -269,7 +269,7 @@ def load_job_config(path: str) -> dict[str, Any]:
     """The settings of a job-config file, by StreamerConfig field name (plus ``props``, made
     relative to the file's folder, and ``hoodie_conf``)."""
     text = read_text(path, "job config")
-    data = _parse_document(text, path)
+    data = parse_document(text, path)
     return job_fields(data, path, posixpath.dirname(path))
 
 
@@ -296,7 +296,7 @@ def job_fields(data: Any, where: str, base_dir: str = "") -> dict[str, Any]:
     return fields
 
 
-def _parse_document(text: str, path: str) -> Any:
+def parse_document(text: str, path: str) -> Any:
     as_json = path.lower().endswith(".json") or (
         not path.lower().endswith((".yaml", ".yml")) and text.lstrip().startswith("{"))
     if as_json:

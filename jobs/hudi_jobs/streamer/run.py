@@ -10,7 +10,6 @@ jobs are cancelled and the write is rolled back, never half committed.
 from __future__ import annotations
 
 import importlib
-import os
 import signal
 import sys
 import time
@@ -31,7 +30,9 @@ from hudi_engine.timeline.instant import parse_instant_time
 
 from ..keys import streamer as K
 from ..metrics import StreamerMetrics
+from ..placeholders import resolve_placeholders
 from ..schema_provider import source_schema
+from ..session import job_spark_session
 from ..sources.base import MESSAGE, RAW_RECORD, REASON, SOURCE_POSITION, Batch
 from .checkpoint import CommitInfo, checkpoint_metadata, resolve_checkpoint
 from .config import SOURCES, StreamerConfig, check_record_key
@@ -85,7 +86,7 @@ class StopSignal:
 
 def run_streamer(cfg: StreamerConfig) -> int:
     """Run the job described by a validated config; returns the process exit code."""
-    spark = _spark_session(cfg.target_table)
+    spark = job_spark_session(f"hudi-streamer-{cfg.target_table}")
     stop = StopSignal()
     stop.install()
     streamer = None
@@ -108,20 +109,12 @@ def run_streamer(cfg: StreamerConfig) -> int:
         stop.uninstall()
 
 
-def _spark_session(table: str) -> SparkSession:
-    """spark-submit (the Spark operator) gives the session its master; on a laptop, run locally."""
-    if os.environ.get("PYSPARK_GATEWAY_PORT") or SparkSession.getActiveSession() is not None:
-        return SparkSession.builder.getOrCreate()
-    from hudi_engine.spark import local_spark
-    return local_spark(f"hudi-streamer-{table}")
-
-
 class Streamer:
     def __init__(self, spark: SparkSession, cfg: StreamerConfig, stop: StopSignal | None = None):
         self.spark, self.cfg, self.stop = spark, cfg, stop or StopSignal()
         check_record_key(cfg, HoodieTable.exists(cfg.target_base_path))
-        self.props = dict(cfg.props)
-        self.source = _make_source(cfg)
+        self.props = resolve_placeholders(cfg.props)
+        self.source = _make_source(cfg, self.props)
         self.transformers = build_transformers(cfg.transformer_classes, self.props)
         self.rules = quality_rules(self.props)
         self.error_table = ErrorTable.from_props(self.props, cfg.target_base_path, cfg.target_table)
@@ -317,11 +310,10 @@ class Streamer:
         self.metrics.close()
 
 
-def _make_source(cfg: StreamerConfig):
+def _make_source(cfg: StreamerConfig, props: dict[str, str]):
     entry = SOURCES[cfg.source_class]
     source_class = getattr(importlib.import_module(entry.module), entry.class_name)
-    schema = source_schema(cfg.schemaprovider_class, cfg.props)
-    return source_class(cfg.props, schema)
+    return source_class(props, source_schema(cfg.schemaprovider_class, props))
 
 
 def _without(options: dict[str, str], *props: C.ConfigProperty) -> dict[str, str]:

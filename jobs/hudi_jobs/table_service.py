@@ -1,0 +1,110 @@
+"""A table service as a job (``python -m hudi_jobs.table_service --job-config FILE``), what the
+operator schedules for a HudiTable: compaction (schedule when Hudi's triggers say so, then execute
+every pending plan) or catalog sync (Hive Metastore). The job-config is YAML or JSON:
+
+    basePath: s3://lake/orders        # the table
+    tableName: orders                 # for messages and metrics
+    service: compaction               # or catalogSync
+    hoodieConf: {hoodie.compact.inline.max.delta.commits: "5"}   # ${secret:...} placeholders allowed
+
+Rerunning is always safe: an interrupted compaction is rolled back and run again, and a sync
+brings the metastore to the table's state whatever it was.
+"""
+from __future__ import annotations
+
+import argparse
+import difflib
+import sys
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from hudi_engine.errors import HoodieConfigError, HoodieError
+
+from .placeholders import resolve_placeholders
+from .streamer.config import parse_document
+from .streamer.props import read_text
+
+PROG = "python -m hudi_jobs.table_service"
+COMPACTION, CATALOG_SYNC = "compaction", "catalogSync"
+SERVICES = (COMPACTION, CATALOG_SYNC)
+FIELDS = ("basePath", "tableName", "service", "hoodieConf")
+
+
+@dataclass(frozen=True)
+class TableServiceConfig:
+    base_path: str
+    table_name: str
+    service: str
+    props: Mapping[str, str]
+
+
+def parse_config(data: Any, where: str) -> TableServiceConfig:
+    if not isinstance(data, dict):
+        raise HoodieConfigError(f"{where}: a table-service job config is a mapping with {', '.join(FIELDS)}")
+    for name in data:
+        if name not in FIELDS:
+            near = difflib.get_close_matches(name, FIELDS, n=1)
+            raise HoodieConfigError(f"{where}: unknown field {name!r}" + (f"; did you mean {near[0]}?" if near else ""))
+    for name in ("basePath", "service"):
+        if not data.get(name):
+            raise HoodieConfigError(f"{where}: {name} is required")
+    if data["service"] not in SERVICES:
+        raise HoodieConfigError(f"{where}: service {data['service']!r} is not one of {', '.join(SERVICES)}")
+    conf = data.get("hoodieConf") or {}
+    if not isinstance(conf, dict):
+        raise HoodieConfigError(f"{where}: hoodieConf must be a map of option → value")
+    return TableServiceConfig(str(data["basePath"]), str(data.get("tableName") or data["basePath"]),
+                              data["service"], {str(k): str(v) for k, v in conf.items()})
+
+
+def load_config(path: str) -> TableServiceConfig:
+    return parse_config(parse_document(read_text(path, "job config"), path), path)
+
+
+def run_service(cfg: TableServiceConfig) -> list[str]:
+    """Run it; returns what it did (instants compacted, or the sync's summary)."""
+    props = resolve_placeholders(cfg.props)
+    if cfg.service == CATALOG_SYNC:
+        from hudi_engine.sync import sync_hive
+        result = sync_hive(cfg.base_path, props)
+        return [f"{result.database} synced to {result.synced_instant} "
+                f"({'changed' if result.changed else 'already in step'})"]
+    from hudi_engine.services.compaction import run_compactions, schedule_compaction
+    from hudi_engine.table.meta_client import HoodieTable
+
+    from .session import job_spark_session
+    if not HoodieTable.exists(cfg.base_path):
+        _say(f"{cfg.table_name}: no table at {cfg.base_path} yet, nothing to compact")
+        return []
+    spark = job_spark_session(f"hudi-compaction-{cfg.table_name}")
+    table = HoodieTable.load(cfg.base_path)
+    schedule_compaction(table, props)
+    return run_compactions(spark, table.reload(), options=props)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="Run one table service (compaction or catalog sync) of a Hudi table.", formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n  python -m hudi_jobs.table_service --job-config /etc/hudi/job/job-config.yaml\n\n"
+               "job config:\n  basePath: s3://lake/orders\n  tableName: orders\n  service: compaction\n")
+    parser.add_argument("--job-config", required=True, metavar="FILE", help="the service's job config (YAML/JSON)")
+    args = parser.parse_args(argv)
+    try:
+        cfg = load_config(args.job_config)
+        done = run_service(cfg)
+    except HoodieConfigError as exc:
+        _say(f"error: {exc}")
+        return 2
+    except HoodieError as exc:
+        _say(f"failed: {exc}")
+        return 1
+    _say(f"{cfg.service} of {cfg.table_name} done: {', '.join(done) if done else 'nothing was due'}")
+    return 0
+
+
+def _say(message: str) -> None:
+    print(f"[table-service] {message}", file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

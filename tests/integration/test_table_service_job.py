@@ -1,0 +1,54 @@
+"""The table-service job the operator schedules, run as its own process from a job-config file."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hudi_engine import read, write
+from hudi_engine.table.meta_client import HoodieTable
+from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA
+from tests.support.hudi_rs import hudi_rs_read
+
+pytestmark = pytest.mark.spark
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_job(*args):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, str(ROOT / "jobs" / "main.py"), *args], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_compaction_job_compacts_a_merge_on_read_table(spark, tmp_path):
+    base = str(tmp_path / "fruit")
+    options = {**FRUIT_OPTIONS, "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+               "hoodie.datasource.write.operation": "upsert"}
+    for ts in (1, 2, 3):
+        write(spark.createDataFrame([("jack", f"apple-{ts}", "eu", ts), ("sarah", "orange", "us", ts)],
+                                    FRUIT_SCHEMA), base, options)
+    config = tmp_path / "job-config.json"
+    config.write_text(json.dumps({"basePath": base, "tableName": "fruit", "service": "compaction",
+                                  "hoodieConf": {"hoodie.compact.inline.max.delta.commits": "2"}}))
+    done = run_job("table-service", "--job-config", str(config))
+    assert done.returncode == 0, done.stderr[-3000:]
+    table = HoodieTable.load(base)
+    assert [i.action for i in table.timeline.completed_writes()][-1] == "commit"      # the compaction
+    assert all(not s.log_files for s in table.fs_view().latest_file_slices())
+    expected = [("jack", "apple-3"), ("sarah", "orange")]
+    assert sorted((r["name"], r["fruit"]) for r in read(spark, base).collect()) == expected
+    ro = hudi_rs_read(base, read_optimized=True)
+    assert sorted(zip(ro.column("name").to_pylist(), ro.column("fruit").to_pylist())) == expected
+
+
+def test_bad_job_configs_exit_2_naming_the_field(tmp_path):
+    config = tmp_path / "job-config.yaml"
+    config.write_text("basePath: /tmp/x\nservice: cleaning\n")
+    done = run_job("table-service", "--job-config", str(config))
+    assert done.returncode == 2 and "service 'cleaning' is not one of compaction, catalogSync" in done.stderr
+    config.write_text("basePath: /tmp/x\nservise: compaction\n")
+    done = run_job("table-service", "--job-config", str(config))
+    assert done.returncode == 2 and "did you mean service" in done.stderr
+    assert run_job("nope").returncode == 2

@@ -49,7 +49,9 @@ class AsyncCompactor:
         self._wake.set()
 
     def wait_below(self, limit: int, stop: Callable[[], bool]) -> None:
-        """Hold ingestion while ``limit`` or more compactions are pending (Hudi's back-pressure)."""
+        """Hold ingestion while ``limit`` or more compactions are pending (Hudi's back-pressure);
+        a compaction that failed stops the job here."""
+        self._raise_if_failed()
         while pending_compactions(self.base_path) >= limit and not stop():
             self._raise_if_failed()
             self.wake()

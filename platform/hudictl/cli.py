@@ -4,13 +4,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import compact, demo, hive_sync
+from . import compact, demo, hive_sync, render, run, table
 
 EPILOG = """examples:
   hudictl demo                         # three commits into ./demo-lakehouse, every query printed
   hudictl demo --path /tmp/lake --keep # keep the table afterwards
   hudictl compact --base-path ./lake/trips --mode scheduleAndExecute
   hudictl hive-sync --base-path ./lake/trips --metastore-uris thrift://localhost:9083
+  hudictl render -f orders-table.yaml -f orders-pipeline.yaml | kubectl apply -f -
+  hudictl run -f orders-table.yaml -f orders-pipeline.yaml --once --secrets-dir ./secrets
+  hudictl table timeline --base-path ./lake/orders --limit 10
 """
 
 
@@ -21,6 +24,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_parser(sub)
     compact.add_parser(sub)
     hive_sync.add_parser(sub)
+    render.add_parser(sub)
+    run.add_parser(sub)
+    table.add_parser(sub)
     return parser
 
 

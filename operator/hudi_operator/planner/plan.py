@@ -1,0 +1,95 @@
+"""The planner's entry points: a HudiTable or a HudiPipeline in, every object that runs it out (in
+the order to apply them) with the job-configs inside. Pure — no cluster, no Spark — so the
+operator (Kubernetes executor) and ``hudictl run`` (local executor) share one plan."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..api import SPARK_DEFAULTS
+from .errors import PlanError
+from .job_config import pipeline_job_config, service_account, table_mounts
+from .labels import PIPELINE_COMPONENT, TABLE_SERVICE_COMPONENT, object_labels, object_name
+from .services import check_available, table_services
+from .settings import OperatorSettings
+from .spark_app import (MAX_APP_NAME, MAX_SCHEDULED_APP_NAME, STREAMER_JOB, TABLE_SERVICE_JOB, SparkJob,
+                        config_map, spark_manifest)
+
+
+@dataclass(frozen=True)
+class PlannedJob:
+    """One job of a plan: what runs it (``application``), its job-config and the ConfigMap holding it.
+    ``files`` are the ConfigMap's other keys (a schema file), found beside the job-config."""
+    name: str
+    job: str                                # "streamer" or "table-service"
+    job_config: dict[str, Any]
+    config_map: dict[str, Any]
+    application: dict[str, Any]
+    files: dict[str, str] = field(default_factory=dict)
+    service: str | None = None              # the table service, for table-service jobs
+
+
+@dataclass(frozen=True)
+class Plan:
+    jobs: tuple[PlannedJob, ...] = ()
+    warnings: tuple[str, ...] = ()        # what the spec asks for that will not happen yet
+
+    @property
+    def manifests(self) -> list[dict[str, Any]]:
+        """Every object, in apply order: the ConfigMaps before the applications that mount them."""
+        return [j.config_map for j in self.jobs] + [j.application for j in self.jobs]
+
+
+def plan_table(table, settings: OperatorSettings) -> Plan:
+    """The table's scheduled service jobs (none when the writers do everything inline)."""
+    try:
+        warnings = tuple(f"HudiTable/{table.metadata.name}: {w}" for w in check_available(table.spec))
+        return Plan(tuple(_service_job(table, service, settings) for service in table_services(table, settings)),
+                    warnings)
+    except PlanError as exc:
+        raise exc.of(f"HudiTable/{table.metadata.name}") from None
+
+
+def plan_pipeline(table, pipeline, settings: OperatorSettings, upstream=None) -> Plan:
+    """The ingestion job of ``pipeline`` into ``table``. ``upstream`` is the HudiTable a
+    hudiIncremental source names with tableRef (looked up by the caller in the same namespace)."""
+    try:
+        return Plan((_pipeline_job(table, pipeline, settings, upstream),))
+    except PlanError as exc:
+        raise exc.of(f"HudiPipeline/{pipeline.metadata.name}") from None
+
+
+def _pipeline_job(table, pipeline, settings: OperatorSettings, upstream) -> PlannedJob:
+    spec = pipeline.spec
+    config = pipeline_job_config(table, pipeline, settings, upstream)
+    scheduled = spec.mode.type == "scheduled"
+    name = object_name(pipeline.metadata.name, "ingest",
+                       max_length=MAX_SCHEDULED_APP_NAME if scheduled else MAX_APP_NAME)
+    namespace = pipeline.metadata.namespace or settings.namespace
+    labels = object_labels(PIPELINE_COMPONENT, table.metadata.name, pipeline=pipeline.metadata.name)
+    spark = SPARK_DEFAULTS.merged(table.spec.spark).merged(spec.spark)
+    config_name = object_name(name, "config")
+    job = SparkJob(name=name, namespace=namespace, labels=labels, owner=pipeline, job=STREAMER_JOB,
+                   config_map=config_name, spark=spark, mounts=config.mounts,
+                   service_account=service_account(table, spark),
+                   schedule=spec.mode.schedule if scheduled else None,
+                   concurrency_policy=spec.mode.concurrency_policy,
+                   metrics_port=spec.metrics.port if spec.metrics.enabled else None,
+                   suspend=spec.state == "suspended")
+    return PlannedJob(name=name, job=STREAMER_JOB, job_config=config.document,
+                      config_map=config_map(config_name, namespace, labels, pipeline, config.document, config.files),
+                      application=spark_manifest(job, settings), files=config.files)
+
+
+def _service_job(table, service, settings: OperatorSettings) -> PlannedJob:
+    name = object_name(table.metadata.name, service.suffix, max_length=MAX_SCHEDULED_APP_NAME)
+    namespace = table.metadata.namespace or settings.namespace
+    labels = object_labels(TABLE_SERVICE_COMPONENT, table.metadata.name, service=service.suffix)
+    spark = SPARK_DEFAULTS.merged(table.spec.spark).merged(service.spark)
+    config_name = object_name(name, "config")
+    job = SparkJob(name=name, namespace=namespace, labels=labels, owner=table, job=TABLE_SERVICE_JOB,
+                   config_map=config_name, spark=spark, mounts=table_mounts(table),
+                   service_account=service_account(table, spark), schedule=service.schedule)
+    return PlannedJob(name=name, job=TABLE_SERVICE_JOB, job_config=service.job_config,
+                      config_map=config_map(config_name, namespace, labels, table, service.job_config),
+                      application=spark_manifest(job, settings), service=service.service)

@@ -1,0 +1,123 @@
+"""Resources planned together, as ``hudictl`` reads them from files: each pipeline finds its table
+and its hudiIncremental upstream by name in the same namespace (what the operator asks the API
+server for), and pipelines come in dependency order — a pipeline reading a table after the
+pipelines writing it."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from functools import partial
+from typing import Any, Callable, Iterable
+
+from ..api import HudiPipelineResource, HudiTableResource, SpecError, load
+from .errors import PlanError
+from .plan import Plan, plan_pipeline, plan_table
+from .settings import OperatorSettings
+
+CONFIG_MAP = "ConfigMap"
+
+
+class ResourceError(ValueError):
+    """A resource that cannot be loaded or planned: which one, the field, and what to do."""
+
+    def __init__(self, resource: str, path: str, message: str):
+        self.resource, self.path, self.message = resource, path, message
+        super().__init__(f"{resource}: {path}: {message}")
+
+
+@dataclass
+class ResourceSet:
+    tables: dict[tuple[str, str], HudiTableResource] = field(default_factory=dict)
+    pipelines: list[HudiPipelineResource] = field(default_factory=list)
+    config_maps: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)  # (ns, name) → data
+    namespace: str = "default"
+
+    @classmethod
+    def from_documents(cls, documents: Iterable[tuple[str, Any]], namespace: str) -> ResourceSet:
+        """``documents``: (where it was read, the parsed document). HudiTables, HudiPipelines and
+        the ConfigMaps they reference are taken; empty documents skipped; anything else refused."""
+        found = cls(namespace=namespace)
+        for where, doc in documents:
+            if doc is None:
+                continue
+            kind = doc.get("kind") if isinstance(doc, dict) else None
+            if kind == CONFIG_MAP and doc.get("apiVersion") == "v1":
+                meta = doc.get("metadata") or {}
+                found.config_maps[(meta.get("namespace") or namespace, meta.get("name"))] = dict(doc.get("data") or {})
+                continue
+            try:
+                resource = load(doc)
+            except SpecError as exc:
+                name = (doc.get("metadata") or {}).get("name") if isinstance(doc, dict) else None
+                raise ResourceError(f"{where} ({kind or 'no kind'}/{name or 'no name'})", exc.path, exc.message) from None
+            key = (found._namespace(resource), resource.metadata.name)
+            if isinstance(resource, HudiTableResource):
+                if key in found.tables:
+                    raise ResourceError(f"{where} (HudiTable/{key[1]})", "metadata.name",
+                                        f"HudiTable {key[1]} is given twice in namespace {key[0]}")
+                found.tables[key] = resource
+            else:
+                found.pipelines.append(resource)
+        return found
+
+    def _namespace(self, resource) -> str:
+        return resource.metadata.namespace or self.namespace
+
+    def table_of(self, pipeline: HudiPipelineResource) -> HudiTableResource:
+        table = self.tables.get((self._namespace(pipeline), pipeline.spec.table_ref.name))
+        if table is None:
+            raise ResourceError(f"HudiPipeline/{pipeline.metadata.name}", "spec.tableRef.name",
+                                f"HudiTable {pipeline.spec.table_ref.name} is not among the resources given; "
+                                "add the file that declares it (-f)")
+        return table
+
+    def upstream_of(self, pipeline: HudiPipelineResource) -> HudiTableResource | None:
+        """The HudiTable a hudiIncremental source reads: by tableRef, or the one at its basePath."""
+        incremental = pipeline.spec.source.hudi_incremental
+        if incremental is None:
+            return None
+        if incremental.table_ref is not None:
+            return self.tables.get((self._namespace(pipeline), incremental.table_ref.name))
+        return next((t for t in self.tables.values()
+                     if t.spec.base_path.rstrip("/") == incremental.base_path.rstrip("/")), None)
+
+    def pipelines_in_order(self) -> list[HudiPipelineResource]:
+        """Pipelines in dependency order (stable: file order among independent ones)."""
+        writers: dict[tuple[str, str], list[int]] = {}
+        for i, pipeline in enumerate(self.pipelines):
+            writers.setdefault((self._namespace(pipeline), self.table_of(pipeline).metadata.name), []).append(i)
+        needs = {}
+        for i, pipeline in enumerate(self.pipelines):
+            upstream = self.upstream_of(pipeline)
+            needs[i] = set() if upstream is None else \
+                set(writers.get((self._namespace(upstream), upstream.metadata.name), ())) - {i}
+        ordered: list[int] = []
+        while len(ordered) < len(self.pipelines):
+            ready = [i for i in range(len(self.pipelines)) if i not in ordered and needs[i] <= set(ordered)]
+            if not ready:
+                stuck = [self.pipelines[i].metadata.name for i in range(len(self.pipelines)) if i not in ordered]
+                raise ResourceError(f"HudiPipeline/{stuck[0]}", "spec.source.hudiIncremental",
+                                    f"pipelines {', '.join(stuck)} read each other's tables in a cycle; break it")
+            ordered.append(ready[0])
+        return [self.pipelines[i] for i in ordered]
+
+    def plan_table(self, table: HudiTableResource, settings: OperatorSettings) -> Plan:
+        try:
+            return plan_table(table, self._settings(settings))
+        except PlanError as exc:
+            raise ResourceError(exc.resource, exc.path, exc.message) from None
+
+    def plan_pipeline(self, pipeline: HudiPipelineResource, settings: OperatorSettings) -> Plan:
+        try:
+            return plan_pipeline(self.table_of(pipeline), pipeline, self._settings(settings),
+                                 self.upstream_of(pipeline))
+        except PlanError as exc:
+            raise ResourceError(exc.resource, exc.path, exc.message) from None
+
+    def plans(self, settings: OperatorSettings) -> list[Callable[[], Plan]]:
+        """Every table's plan, then every pipeline's in dependency order, each to be made by a call
+        (so a caller can report every resource that fails, not only the first)."""
+        return [*(partial(self.plan_table, t, settings) for t in self.tables.values()),
+                *(partial(self.plan_pipeline, p, settings) for p in self.pipelines_in_order())]
+
+    def _settings(self, settings: OperatorSettings) -> OperatorSettings:
+        return replace(settings, namespace=self.namespace)

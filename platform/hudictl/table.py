@@ -1,0 +1,110 @@
+"""``hudictl table``: look inside a Hudi table without Spark, as Hudi's CLI does (``desc``,
+``commits show``, ``fsview latest``, ``compactions show all``): its properties, its timeline, its
+file groups and the table services waiting on it. Reads only ``.hoodie/`` and file listings, so it
+works on any table, ours or written by Apache Hudi, local or on object storage."""
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+
+EXAMPLE = """examples:
+  hudictl table describe --base-path ./lake/orders
+  hudictl table timeline --base-path s3://lake/orders --limit 20
+  hudictl table files --base-path ./lake/orders --partition region=eu
+  hudictl table pending --base-path ./lake/orders --json
+"""
+VIEWS = ("describe", "timeline", "files", "pending")
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("table", help="show a table's properties, timeline, file groups or pending services",
+                       description=__doc__, epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("view", choices=VIEWS, help="what to show")
+    p.add_argument("--base-path", required=True, help="table base path (the folder holding .hoodie/)")
+    p.add_argument("--limit", type=int, default=0, help="timeline: only the newest N instants")
+    p.add_argument("--partition", help="files: only this partition path")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(run=run)
+
+
+def describe(table) -> dict:
+    timeline = table.timeline
+    last = timeline.last_completed_write()
+    slices = table.fs_view().latest_file_slices()
+    return {"name": table.name, "basePath": table.base_path, "tableType": table.table_type,
+            "tableVersion": table.version, "timelineLayoutVersion": table.layout_version,
+            "lastCommit": last.timestamp if last else None,
+            "completedInstants": sum(1 for i in timeline.instants if i.is_completed),
+            "pendingInstants": [f"{i.timestamp} {i.action} {i.state.name}" for i in timeline.pending()],
+            "partitions": len({s.partition for s in slices}), "fileGroups": len(slices),
+            "properties": dict(sorted(table.props.items()))}
+
+
+def timeline_rows(table, limit: int = 0) -> list[dict]:
+    timeline = table.timeline
+    rows = []
+    for instant in timeline.instants[-limit:] if limit > 0 else timeline.instants:
+        row = {"instant": instant.timestamp, "action": instant.action, "state": instant.state.name,
+               "completed": instant.completion_time}
+        if instant.is_completed and instant.action in ("commit", "deltacommit", "replacecommit"):
+            meta = timeline.commit_metadata(instant)
+            stats = [s for group in meta.get("partitionToWriteStats", {}).values() for s in group]
+            row.update(operation=meta.get("operationType"), files=len(stats),
+                       inserts=sum(s.get("numInserts", 0) for s in stats),
+                       updates=sum(s.get("numUpdateWrites", 0) for s in stats),
+                       deletes=sum(s.get("numDeletes", 0) for s in stats),
+                       bytes=sum(s.get("fileSizeInBytes", 0) for s in stats))
+        rows.append(row)
+    return rows
+
+
+def file_rows(table, partition: str | None = None) -> list[dict]:
+    slices = table.fs_view().latest_file_slices(partitions={partition} if partition is not None else None)
+    return [{"partition": s.partition, "fileId": s.file_id, "baseInstant": s.base_instant,
+             "baseFile": s.base_file.path.rsplit("/", 1)[-1] if s.base_file else None,
+             "baseBytes": s.base_file.size if s.base_file else 0, "logFiles": len(s.log_files),
+             "logBytes": sum(f.size for f in s.log_files)}
+            for s in sorted(slices, key=lambda s: (s.partition, s.file_id))]
+
+
+def pending_rows(table) -> list[dict]:
+    """Pending table services and writes; a compaction plan's file groups are counted."""
+    from hudi_engine.services.compaction import pending_compaction_groups
+    groups = Counter(pending_compaction_groups(table).values()) if table.table_type == "MERGE_ON_READ" else {}
+    return [{"instant": i.timestamp, "action": i.action, "state": i.state.name,
+             "fileGroups": groups.get(i.timestamp)} for i in table.timeline.pending()]
+
+
+def run(args: argparse.Namespace) -> int:
+    from hudi_engine.table.meta_client import HoodieTable
+    if not HoodieTable.exists(args.base_path):
+        print(f"hudictl table: {args.base_path} is not a Hudi table (no .hoodie/hoodie.properties)")
+        return 2
+    table = HoodieTable.load(args.base_path)
+    result = {"describe": lambda: describe(table), "timeline": lambda: timeline_rows(table, args.limit),
+              "files": lambda: file_rows(table, args.partition), "pending": lambda: pending_rows(table)}[args.view]()
+    if args.json:
+        print(json.dumps(result, indent=2))
+    elif isinstance(result, dict):
+        width = max(len(k) for k in result)
+        for key, value in result.items():
+            if key != "properties":
+                print(f"{key:<{width}}  {value}")
+        for key, value in result["properties"].items():
+            print(f"  {key} = {value}")
+    else:
+        _print_rows(result)
+    return 0
+
+
+def _print_rows(rows: list[dict]) -> None:
+    if not rows:
+        print("(none)")
+        return
+    columns = list(dict.fromkeys(k for row in rows for k in row))
+    cells = [[("" if row.get(c) is None else str(row.get(c))) for c in columns] for row in rows]
+    widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
+    print("  ".join(c.ljust(w) for c, w in zip(columns, widths)))
+    for r in cells:
+        print("  ".join(v.ljust(w) for v, w in zip(r, widths)))

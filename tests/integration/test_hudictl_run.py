@@ -89,7 +89,7 @@ def test_run_bronze_then_silver_in_dependency_order(tmp_path):
 
 def test_run_reports_a_bad_resource_with_its_field(tmp_path):
     table = orders_table("orders", tmp_path / "lake" / "orders")
-    table["spec"]["services"]["clustering"] = {"mode": "inline"}
+    table["spec"]["services"]["clustering"] = {"mode": "scheduled", "schedule": "@daily"}
     done = hudictl_run(tmp_path, [table])
     assert done.returncode == 2
-    assert "HudiTable/orders: spec.services.clustering.mode: clustering (inline) is not available yet" in done.stderr
+    assert "HudiTable/orders: spec.services.clustering.mode: scheduled clustering is not available yet" in done.stderr

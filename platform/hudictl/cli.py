@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import compact, demo, hive_sync, render, run, table
+from . import compact, demo, hive_sync, render, run, status, table
 
 EPILOG = """examples:
   hudictl demo                         # three commits into ./demo-lakehouse, every query printed
@@ -13,6 +13,7 @@ EPILOG = """examples:
   hudictl hive-sync --base-path ./lake/trips --metastore-uris thrift://localhost:9083
   hudictl render -f orders-table.yaml -f orders-pipeline.yaml | kubectl apply -f -
   hudictl run -f orders-table.yaml -f orders-pipeline.yaml --once --secrets-dir ./secrets
+  hudictl status -f orders-table.yaml -f orders-pipeline.yaml
   hudictl table timeline --base-path ./lake/orders --limit 10
 """
 
@@ -26,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     hive_sync.add_parser(sub)
     render.add_parser(sub)
     run.add_parser(sub)
+    status.add_parser(sub)
     table.add_parser(sub)
     return parser
 

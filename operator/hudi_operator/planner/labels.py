@@ -2,10 +2,11 @@
 so `kubectl get -l` finds a table's or pipeline's jobs and Kubernetes deletes them with it."""
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import re
-from typing import Any
+from typing import Any, Iterable
 
 APP_LABEL, APP = "app.kubernetes.io/name", "hudi-lakehouse"
 MANAGED_BY_LABEL, MANAGER = "app.kubernetes.io/managed-by", "hudi-operator"
@@ -89,3 +90,29 @@ def spec_hash(manifest: dict[str, Any]) -> str:
 
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+SPARK_KINDS = ("SparkApplication", "ScheduledSparkApplication")
+CONFIG_HASH_ANNOTATION = "lakehouse.hudi.dev/config-hash"
+
+
+def bind_configs(manifests: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The manifests with each Spark application's driver annotated with the hash of the planned
+    ConfigMaps it mounts, and its spec-hash made again: a changed job-config then changes the
+    application's spec, so the job is replaced and runs the new config (a running driver never
+    re-reads its config)."""
+    manifests = list(manifests)
+    config_hashes = {m["metadata"]["name"]: m["metadata"]["annotations"][SPEC_HASH_ANNOTATION]
+                     for m in manifests if m["kind"] == "ConfigMap"}
+    for i, manifest in enumerate(manifests):
+        if manifest["kind"] not in SPARK_KINDS:
+            continue
+        bound = copy.deepcopy(manifest)
+        app = bound["spec"]["template"] if bound["kind"] == "ScheduledSparkApplication" else bound["spec"]
+        mounted = sorted(v["configMap"]["name"] for v in app.get("volumes") or () if "configMap" in v)
+        hashes = [config_hashes[name] for name in mounted if name in config_hashes]
+        if hashes:
+            digest = hashlib.sha256(",".join(hashes).encode()).hexdigest()[:16]
+            app.setdefault("driver", {}).setdefault("annotations", {})[CONFIG_HASH_ANNOTATION] = digest
+            manifests[i] = with_spec_hash(bound)
+    return manifests

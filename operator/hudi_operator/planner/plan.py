@@ -9,7 +9,7 @@ from typing import Any
 from ..api import SPARK_DEFAULTS
 from .errors import PlanError
 from .job_config import pipeline_job_config, service_account, table_mounts
-from .labels import PIPELINE_COMPONENT, TABLE_SERVICE_COMPONENT, object_labels, object_name
+from .labels import PIPELINE_COMPONENT, bind_configs, TABLE_SERVICE_COMPONENT, object_labels, object_name
 from .services import check_available, table_services
 from .settings import OperatorSettings
 from .spark_app import (MAX_APP_NAME, MAX_SCHEDULED_APP_NAME, STREAMER_JOB, TABLE_SERVICE_JOB, SparkJob,
@@ -37,7 +37,7 @@ class Plan:
     @property
     def manifests(self) -> list[dict[str, Any]]:
         """Every object, in apply order: the ConfigMaps before the applications that mount them."""
-        return [j.config_map for j in self.jobs] + [j.application for j in self.jobs]
+        return bind_configs([j.config_map for j in self.jobs] + [j.application for j in self.jobs])
 
 
 def plan_table(table, settings: OperatorSettings) -> Plan:

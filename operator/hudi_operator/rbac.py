@@ -1,0 +1,63 @@
+"""The least-privilege RBAC rules the operator needs, in one place: the chart renders them into its
+(Cluster)Role, and a test checks every request the running operator makes against them.
+
+``namespaced_rules`` cover the watched namespaces (a Role per namespace, or a ClusterRole when
+watching all); ``cluster_rules`` are cluster-scoped reads kopf needs to discover resources and
+namespaces, and the cluster-wide peering object when HA peering is on."""
+from __future__ import annotations
+
+from typing import Any
+
+from .api import API_GROUP
+
+SPARK_GROUP = "sparkoperator.k8s.io"
+KOPF_GROUP = "kopf.dev"
+
+Rule = dict[str, list[str]]
+
+
+def namespaced_rules(peering: bool = False) -> list[Rule]:
+    """``peering``: a namespaced operator's KopfPeering (a cluster-wide one uses cluster_rules')."""
+    rules = [
+        # The operator's own resources: kopf watches them and patches finalizers/annotations; the
+        # reconcile reads them by name and lists the pipelines of a table.
+        {"apiGroups": [API_GROUP], "resources": ["huditables", "hudipipelines"],
+         "verbs": ["get", "list", "watch", "patch"]},
+        {"apiGroups": [API_GROUP], "resources": ["huditables/status", "hudipipelines/status"],
+         "verbs": ["get", "patch"]},
+        # The jobs it runs, and the job-configs they mount.
+        {"apiGroups": [SPARK_GROUP], "resources": ["sparkapplications", "scheduledsparkapplications"],
+         "verbs": ["get", "list", "watch", "create", "patch", "delete"]},
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "create", "patch", "delete"]},
+        # Kubernetes events for every action (kopf posts core/v1 events).
+        {"apiGroups": [""], "resources": ["events"], "verbs": ["create"]},
+    ]
+    if peering:
+        rules.append({"apiGroups": [KOPF_GROUP], "resources": ["kopfpeerings"],
+                      "verbs": ["get", "list", "watch", "patch"]})
+    return rules
+
+
+def cluster_rules(peering: bool = False) -> list[Rule]:
+    rules = [
+        {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"],
+         "verbs": ["list", "watch"]},
+        {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["list", "watch"]},
+    ]
+    if peering:
+        rules.append({"apiGroups": [KOPF_GROUP], "resources": ["clusterkopfpeerings"],
+                      "verbs": ["get", "list", "watch", "patch"]})
+    return rules
+
+
+def allows(rules: list[Rule], verb: str, group: str, resource: str, subresource: str | None = None) -> bool:
+    """Whether ``rules`` grant ``verb`` on ``group``/``resource``[/``subresource``], as the RBAC
+    authorizer decides (no wildcards are used here, so none are interpreted)."""
+    name = f"{resource}/{subresource}" if subresource else resource
+    return any(group in r["apiGroups"] and name in r["resources"] and verb in r["verbs"] for r in rules)
+
+
+def policy_rules(peering: bool = False, clusterwide: bool = True) -> dict[str, Any]:
+    """Both sets, as the chart helper consumes them."""
+    return {"namespaced": namespaced_rules(peering and not clusterwide),
+            "cluster": cluster_rules(peering and clusterwide), "clusterwide": clusterwide}

@@ -1,0 +1,162 @@
+"""What a HudiTable's status says about its data, read from the table's own timeline (no JVM, no
+Spark): the last commit, the table services waiting to run, and whether compaction is due by the
+trigger the table declares. The operator reports what is due; the jobs decide and run it."""
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass
+from typing import Any
+
+from hudi_engine import config as C
+from hudi_engine.errors import HoodieError
+from hudi_engine.services.compaction_plan import (NUM_COMMITS_AFTER_LAST_REQUEST, compaction_due,
+                                                  delta_commits_since_compaction)
+from hudi_engine.table.meta_client import HoodieTable
+from hudi_engine.timeline.avro_models import decode_instant_avro
+from hudi_engine.timeline.instant import (CLUSTERING, COMPACTION, REPLACE_COMMIT, Instant, State,
+                                          parse_instant_time)
+from hudi_jobs.streamer.checkpoint import CommitInfo, resolve_checkpoint
+
+from .conditions import merge, of_phase, timestamp
+
+MERGE_ON_READ = "MERGE_ON_READ"
+PENDING, READY, DEGRADED = "Pending", "Ready", "Degraded"
+DUE = "Due"
+
+
+@dataclass(frozen=True)
+class CompactionTrigger:
+    """A table's ``services.compaction`` thresholds (Hudi's inline trigger settings)."""
+    strategy: str = "NUM_COMMITS"
+    max_delta_commits: int = 5
+    max_delta_seconds: int = 3600
+
+
+def compaction_trigger(spec) -> CompactionTrigger | None:
+    """A HudiTable spec's compaction thresholds, or None when compaction is disabled."""
+    compaction = spec.services.compaction
+    if compaction.mode == "disabled":
+        return None
+    return CompactionTrigger(compaction.trigger_strategy, compaction.max_delta_commits, compaction.max_delta_seconds)
+
+
+@dataclass(frozen=True)
+class TableObservation:
+    table_version: int
+    table_type: str
+    last_commit_instant: str | None
+    last_commit_time: _dt.datetime | None
+    pending_compactions: int
+    pending_clusterings: int
+    commits_since_compaction: int | None   # None on copy-on-write tables: they never compact
+    compaction_due: bool
+    checkpoint: str | None                 # where a streamer writing this table resumes
+
+    def commit_age_seconds(self, now: _dt.datetime) -> float | None:
+        if self.last_commit_time is None:
+            return None
+        return max((now - self.last_commit_time).total_seconds(), 0.0)
+
+    def status(self) -> dict[str, Any]:
+        """The HudiTable status fields this observation fills (camelCase, as the API writes them)."""
+        return {"tableVersion": self.table_version,
+                "lastCommitInstant": self.last_commit_instant,
+                "lastCommitTime": timestamp(self.last_commit_time) if self.last_commit_time else None,
+                "pendingCompactions": self.pending_compactions,
+                "pendingClusterings": self.pending_clusterings,
+                "commitsSinceCompaction": self.commits_since_compaction}
+
+
+def observe(table: HoodieTable, trigger: CompactionTrigger | None, now: _dt.datetime) -> TableObservation:
+    """Read the timeline once: ``trigger`` None means compaction is not the table's concern (a
+    copy-on-write table, or compaction disabled), so it is never due."""
+    timeline = table.timeline
+    last = timeline.last_completed_write()
+    pending = timeline.pending()
+    since = delta_commits_since_compaction(timeline.instants) if table.table_type == MERGE_ON_READ else None
+    return TableObservation(
+        table_version=table.version,
+        table_type=table.table_type,
+        last_commit_instant=last.timestamp if last else None,
+        last_commit_time=instant_datetime(last.timestamp, table) if last else None,
+        pending_compactions=sum(1 for i in pending if i.action == COMPACTION),
+        pending_clusterings=sum(1 for i in pending if _is_clustering(table, i)),
+        commits_since_compaction=(since.count if since else 0) if table.table_type == MERGE_ON_READ else None,
+        compaction_due=_compaction_due(table, trigger, now),
+        checkpoint=_checkpoint(table),
+    )
+
+
+def instant_datetime(instant_time: str, table: HoodieTable) -> _dt.datetime:
+    """An instant time as an aware datetime: instants are written in UTC or in the writer's local
+    time (``hoodie.table.timeline.timezone``); LOCAL is read as the operator's own zone."""
+    naive = parse_instant_time(instant_time)
+    if (table.config.get_str(C.TIMELINE_TIMEZONE) or "LOCAL").upper() == "UTC":
+        return naive.replace(tzinfo=_dt.timezone.utc)
+    return naive.astimezone()
+
+
+def _compaction_due(table: HoodieTable, trigger: CompactionTrigger | None, now: _dt.datetime) -> bool:
+    if trigger is None or table.table_type != MERGE_ON_READ:
+        return False
+    info = delta_commits_since_compaction(
+        table.timeline.instants, after_last_request=trigger.strategy.upper() == NUM_COMMITS_AFTER_LAST_REQUEST)
+    if info is None:
+        return False
+    elapsed = (now - instant_datetime(info.since, table)).total_seconds()
+    return compaction_due(trigger.strategy, trigger.max_delta_commits, trigger.max_delta_seconds,
+                          info.count, int(elapsed))
+
+
+def _is_clustering(table: HoodieTable, instant: Instant) -> bool:
+    """Pending clustering: a ``clustering`` instant (table version 8+), or in version 6 a pending
+    replacecommit whose requested plan is a clustering one (insert-overwrite has none)."""
+    if instant.action == CLUSTERING:
+        return True
+    if instant.action != REPLACE_COMMIT:
+        return False
+    requested = Instant(instant.timestamp, instant.action, State.REQUESTED)
+    try:
+        plan = decode_instant_avro(table.timeline.read_details(requested))
+    except HoodieError:
+        return False
+    return plan.get("operationType") == "CLUSTER" or plan.get("clusteringPlan") is not None
+
+
+def _checkpoint(table: HoodieTable) -> str | None:
+    """The source position the newest delta/commit carries, resolved as the streamer resumes."""
+    commits = [CommitInfo(i.timestamp, i.action, table.timeline.commit_metadata(i).get("extraMetadata") or {})
+               for i in table.timeline.completed_writes()]
+    try:
+        return resolve_checkpoint(commits, table.table_type, None, None)
+    except HoodieError:
+        return None
+
+
+
+def status(observation: TableObservation | None, services: dict[str, dict[str, Any]],
+           previous: dict[str, Any] | None, generation: int | None, now: _dt.datetime,
+           warnings: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The HudiTable status: Pending until the first commit creates the table at basePath, then
+    Ready with what the timeline says. ``services``: each table service's child and last run; a
+    compaction that is due by the table's trigger is marked so. ``warnings``: what the spec asks
+    for that will not happen (the plan's), told in the message."""
+    services = {name: dict(entry) for name, entry in services.items()}
+    if observation is None:
+        phase, reason = PENDING, "NoTableYet"
+        message = "no Hudi table at basePath yet: the first commit of a pipeline creates it"
+        fields: dict[str, Any] = {}
+    else:
+        phase, reason = READY, READY
+        fields = observation.status()
+        message = (f"table version {observation.table_version}, last commit "
+                   f"{observation.last_commit_instant or 'none'}")
+        if observation.compaction_due:
+            services.setdefault("compaction", {})["state"] = DUE
+            message += "; compaction is due"
+    if warnings:
+        message = "; ".join((message, *warnings))
+    conditions = merge((previous or {}).get("conditions"),
+                       of_phase(phase, reason, message, (READY,), (PENDING,), (DEGRADED,)), generation, now)
+    return {"observedGeneration": generation, "phase": phase, "message": message, "conditions": conditions,
+            "services": services or None, **fields}

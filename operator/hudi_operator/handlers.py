@@ -20,12 +20,13 @@ import kopf
 from hudi_engine.errors import HoodieError
 from hudi_engine.storage import Storage
 from hudi_engine.table.meta_client import HoodieTable
+from hudi_jobs.table_service import COMPACTION
 
 from . import api
 from .kube import (CONFIG_MAP, HUDI_PIPELINE, HUDI_TABLE, SCHEDULED_SPARK_APPLICATION, SPARK, SPARK_APPLICATION,
                    ApiError, Kind, Kube, client_from_environment)
 from .metrics import METRICS
-from .planner import PlanError, plan_pipeline, plan_table
+from .planner import PlanError, plan_pipeline, plan_table, triggered_run
 from .planner.labels import (COMPONENT_LABEL, MANAGED_BY_LABEL, MANAGER, MAX_LABEL, PIPELINE_COMPONENT,
                              PIPELINE_LABEL, TABLE_LABEL, TABLE_SERVICE_COMPONENT, label_value)
 from .reconcile import children, lifecycle, table_status
@@ -253,11 +254,26 @@ async def _converge_table(memo: kopf.Memo, body: dict[str, Any], now: _dt.dateti
     if observed is not None and observed.compaction_due and not was_due:
         _event(body, lifecycle.NORMAL, "CompactionDue",
                f"{observed.commits_since_compaction} delta commits since the last compaction")
+    if observed is not None and observed.compaction_due:
+        await _trigger_compaction(kube, body, plan, observed)
     memo.tables[(namespace, name)] = observed
     if observed is not None:
         committed = observed.last_commit_time.timestamp() if observed.last_commit_time else None
         METRICS.table(namespace, name, observed.pending_compactions, committed)
     return status
+
+
+async def _trigger_compaction(kube: Kube, body: dict[str, Any], plan: Any,
+                              observed: table_status.TableObservation) -> None:
+    """A scheduled compaction whose threshold is crossed runs now, once per crossing (the run is
+    named for the commit that crossed it), not only when its cron schedule comes round."""
+    run = triggered_run(plan, COMPACTION, observed.last_commit_instant)
+    if run is None or await _io(kube.get, SPARK_APPLICATION, run["metadata"]["namespace"], run["metadata"]["name"]):
+        return
+    await _io(kube.create, run)
+    _event(body, lifecycle.NORMAL, "CompactionTriggered",
+           f"{observed.commits_since_compaction} delta commits since the last compaction crossed the threshold: "
+           f"started {run['metadata']['name']}")
 
 
 # --- helpers: reading ----------------------------------------------------------------------------------

@@ -244,6 +244,9 @@ def _watching(cluster: Cluster) -> bool:
     return any(r.action == kmock.action.WATCH and r.resource == PIPELINES for r in cluster.operator_requests())
 
 
+TRIGGERED = "trips-compaction-run-220210130911"    # named for the commit that crossed the threshold
+
+
 def table_body(name: str, base_path: str, **spec: Any) -> dict[str, Any]:
     return {"apiVersion": GROUP, "kind": "HudiTable", "metadata": {"name": name},
             "spec": {"basePath": base_path, "tableType": "MERGE_ON_READ", "recordKey": ["uuid"],
@@ -278,6 +281,16 @@ async def test_pipeline_lifecycle_through_the_real_operator_against_kmock(cluste
     assert table["services"]["compaction"] == {"name": "trips-compaction", "state": "Due"}
     assert cluster.names(SCHEDULED) == ["trips-compaction"]            # the scheduled table service
     await cluster.posted("trips", "CompactionDue", "Ready")
+    # the threshold (1 delta commit) is crossed, so compaction runs now, once, not at the next cron tick
+    await cluster.until(lambda: cluster.names(APPS) == [TRIGGERED], what="the triggered compaction")
+    run, scheduled = cluster.get(APPS, TRIGGERED), cluster.get(SCHEDULED, "trips-compaction")
+    assert run["spec"]["arguments"] == scheduled["spec"]["template"]["arguments"]
+    assert run["spec"]["arguments"][0] == "table-service"
+    assert run["spec"]["timeToLiveSeconds"] == 3600
+    assert run["metadata"]["labels"]["app.kubernetes.io/component"] == "table-service-run"
+    await cluster.posted("trips", "CompactionTriggered")
+    await asyncio.sleep(RESYNC_SECONDS * 2)                              # resyncs start no second run
+    assert cluster.names(APPS) == [TRIGGERED] and len(cluster.events("CompactionTriggered", "trips")) == 1
 
     # create
     await cluster.create(PIPELINES, pipeline_body("ingest", "trips"))
@@ -368,7 +381,7 @@ async def test_pipeline_lifecycle_through_the_real_operator_against_kmock(cluste
     # delete: the job and its config go with the pipeline
     await cluster.delete(PIPELINES, "ingest")
     await cluster.until(lambda: cluster.get(PIPELINES, "ingest") is None, what="the pipeline to go")
-    assert cluster.names(APPS) == [] and cluster.names(CONFIGMAPS) == ["trips-compaction-config"]
+    assert cluster.names(APPS) == [TRIGGERED] and cluster.names(CONFIGMAPS) == ["trips-compaction-config"]
     assert operator.returncode is None
 
 

@@ -19,7 +19,7 @@ import yaml
 from hudi_jobs.streamer import config as streamer_config
 from hudi_jobs.table_service import parse_config
 from hudi_operator.api import load
-from hudi_operator.planner import OperatorSettings, PlanError, plan_pipeline, plan_table
+from hudi_operator.planner import OperatorSettings, PlanError, plan_pipeline, plan_table, triggered_run
 from hudi_operator.planner.labels import SPEC_HASH_ANNOTATION, spec_hash
 from hudi_operator.planner.resource_set import ResourceError, ResourceSet
 from hudi_operator.planner.spark_app import JOB_CONFIG_KEY
@@ -687,3 +687,19 @@ def test_every_example_table_plans_into_valid_objects():
         except ResourceError as exc:
             problems.append(str(exc))
     assert problems == []
+
+
+def test_a_triggered_compaction_run_is_the_scheduled_template_as_one_valid_application():
+    plan = plan_table(table(tableType="MERGE_ON_READ", services={"compaction": {"mode": "scheduled",
+                                                                                 "schedule": "@hourly"}}), SETTINGS)
+    run = triggered_run(plan, "compaction", "20261123094301234")
+    scheduled = next(m for m in plan.manifests if m["kind"] == "ScheduledSparkApplication")
+    assert run["kind"] == "SparkApplication" and run["metadata"]["name"] == "orders-compaction-run-123094301234"
+    assert {k: v for k, v in run["spec"].items() if k != "timeToLiveSeconds"} == {
+        k: v for k, v in scheduled["spec"]["template"].items()}
+    assert run["metadata"]["ownerReferences"] == scheduled["metadata"]["ownerReferences"]
+    assert run["metadata"]["annotations"][SPEC_HASH_ANNOTATION] == spec_hash(run)
+    assert spark_operator_errors(run) == [] and metadata_errors(run["metadata"]) == []
+    assert triggered_run(plan, "catalogSync", "1") is None                  # not a scheduled service here
+    inline = plan_table(table(tableType="MERGE_ON_READ"), SETTINGS)
+    assert triggered_run(inline, "compaction", "1") is None

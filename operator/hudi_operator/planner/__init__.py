@@ -3,7 +3,7 @@ that run them. Pure (no cluster, no PySpark), shared by the operator and ``hudic
 from __future__ import annotations
 
 from .errors import PlanError
-from .plan import Plan, PlannedJob, plan_pipeline, plan_table
+from .plan import Plan, PlannedJob, plan_pipeline, plan_table, triggered_run
 from .settings import OperatorSettings
 
-__all__ = ["OperatorSettings", "Plan", "PlanError", "PlannedJob", "plan_pipeline", "plan_table"]
+__all__ = ["OperatorSettings", "Plan", "PlanError", "PlannedJob", "plan_pipeline", "plan_table", "triggered_run"]

@@ -12,6 +12,7 @@ APP_LABEL, APP = "app.kubernetes.io/name", "hudi-lakehouse"
 MANAGED_BY_LABEL, MANAGER = "app.kubernetes.io/managed-by", "hudi-operator"
 COMPONENT_LABEL = "app.kubernetes.io/component"
 PIPELINE_COMPONENT, TABLE_SERVICE_COMPONENT = "pipeline", "table-service"
+TRIGGERED_RUN_COMPONENT = "table-service-run"     # a one-off run started because a threshold was crossed
 TABLE_LABEL = "lakehouse.hudi.dev/table"
 PIPELINE_LABEL = "lakehouse.hudi.dev/pipeline"
 SERVICE_LABEL = "lakehouse.hudi.dev/service"

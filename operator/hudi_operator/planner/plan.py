@@ -3,13 +3,15 @@ the order to apply them) with the job-configs inside. Pure — no cluster, no Sp
 operator (Kubernetes executor) and ``hudictl run`` (local executor) share one plan."""
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..api import SPARK_DEFAULTS
 from .errors import PlanError
 from .job_config import pipeline_job_config, service_account, table_mounts
-from .labels import PIPELINE_COMPONENT, bind_configs, TABLE_SERVICE_COMPONENT, object_labels, object_name
+from .labels import (COMPONENT_LABEL, PIPELINE_COMPONENT, SPEC_HASH_ANNOTATION, TABLE_SERVICE_COMPONENT,
+                     TRIGGERED_RUN_COMPONENT, bind_configs, object_labels, object_name, with_spec_hash)
 from .services import check_available, table_services
 from .settings import OperatorSettings
 from .spark_app import (MAX_APP_NAME, MAX_SCHEDULED_APP_NAME, STREAMER_JOB, TABLE_SERVICE_JOB, SparkJob,
@@ -48,6 +50,28 @@ def plan_table(table, settings: OperatorSettings) -> Plan:
                     warnings)
     except PlanError as exc:
         raise exc.of(f"HudiTable/{table.metadata.name}") from None
+
+
+TRIGGERED_RUN_TTL_SECONDS = 3600    # the Spark operator deletes a finished one-off run after this
+
+
+def triggered_run(plan: Plan, service: str, run_id: str) -> dict[str, Any] | None:
+    """A one-off run of a scheduled table service, for when its threshold is crossed before the
+    schedule comes round: the scheduled application's template as a SparkApplication, named for
+    ``run_id`` (the instant that crossed it, so one crossing starts one run). None when the
+    service is not scheduled."""
+    job = next((j for j in plan.jobs if j.service == service), None)
+    if job is None or job.application["kind"] != "ScheduledSparkApplication":
+        return None
+    scheduled = copy.deepcopy(next(m for m in plan.manifests if m["kind"] == job.application["kind"]
+                                   and m["metadata"]["name"] == job.name))
+    metadata = scheduled["metadata"]
+    metadata["name"] = object_name(job.name, "run", run_id[-12:], max_length=MAX_APP_NAME)
+    metadata["labels"][COMPONENT_LABEL] = TRIGGERED_RUN_COMPONENT
+    metadata.get("annotations", {}).pop(SPEC_HASH_ANNOTATION, None)
+    spec = {**scheduled["spec"]["template"], "timeToLiveSeconds": TRIGGERED_RUN_TTL_SECONDS}
+    return with_spec_hash({"apiVersion": scheduled["apiVersion"], "kind": "SparkApplication",
+                           "metadata": metadata, "spec": spec})
 
 
 def plan_pipeline(table, pipeline, settings: OperatorSettings, upstream=None) -> Plan:

@@ -26,14 +26,16 @@ from .render import add_resource_arguments, load_resources, report
 
 EXAMPLE = """examples:
   hudictl run -f lake.yaml --once                  # one batch of every pipeline, in dependency order
+  hudictl run -f lake.yaml --once --table-services # ... then each table's scheduled services, once
   hudictl run -f orders.yaml -f orders-pipeline.yaml --secrets-dir ./secrets
       # continuous pipelines keep running until Ctrl-C (each finishes its batch, then stops);
       # ./secrets/kafka-user/password holds the 'password' key of Secret 'kafka-user'
 
 Pipelines run in dependency order: a hudiIncremental pipeline after the pipelines writing its upstream
 table. A scheduled pipeline runs once (there is no scheduler here); with --once continuous ones do too.
-Suspended pipelines are skipped. Table services that run on a schedule (compaction, catalog sync) are
-not started here; inline ones run inside the pipelines as they would in the cluster.
+Suspended pipelines are skipped. Inline table services run inside the pipelines as they would in the
+cluster; the scheduled ones (compaction, catalog sync) run once after the pipelines with
+--table-services (catalog sync needs the table's metastore to be reachable from here).
 """
 EXIT_FAILED = 1
 
@@ -46,6 +48,8 @@ def add_parser(sub) -> None:
                    help="folder of Secrets as files <DIR>/<secret>/<key> (default ./secrets)")
     p.add_argument("--once", action="store_true",
                    help="one batch per pipeline, continuous ones included (tests, demos)")
+    p.add_argument("--table-services", action="store_true",
+                   help="after the pipelines, run each table's scheduled services once")
     p.set_defaults(run=run)
 
 
@@ -59,9 +63,12 @@ def run(args: argparse.Namespace) -> int:
                                     config_dir=str(Path(work) / "config"))
         try:
             resources = load_resources(args)
+            services = []
             for table in resources.tables.values():               # refuses what the operator refuses
-                for warning in resources.plan_table(table, settings).warnings:
+                table_plan = resources.plan_table(table, settings)
+                for warning in table_plan.warnings:
                     print(f"hudictl run: warning: {warning}", file=sys.stderr)
+                services += [(table, job, Path(work) / "services" / job.name) for job in table_plan.jobs]
             jobs = []
             for pipeline in resources.pipelines_in_order():
                 job_dir = Path(work) / "jobs" / pipeline.metadata.name
@@ -70,7 +77,10 @@ def run(args: argparse.Namespace) -> int:
         except ResourceError as exc:
             return report(exc)
         _write_config_maps(resources.config_maps, Path(settings.config_dir))
-        return _run_jobs(jobs, secrets_dir, args.once)
+        done = _run_jobs(jobs, secrets_dir, args.once)
+        if done != 0 or not args.table_services:
+            return done
+        return _run_services(services, secrets_dir)
 
 
 def _write_config_maps(config_maps: dict[tuple[str, str], dict[str, str]], root: Path) -> None:
@@ -88,13 +98,14 @@ def _run_jobs(jobs: list, secrets_dir: Path, once: bool) -> int:
     running: list[tuple[str, subprocess.Popen]] = []
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
+        from hudi_operator.planner.spark_app import job_config_yaml
         for pipeline, job, job_dir in jobs:
             name = f"HudiPipeline/{pipeline.metadata.name}"
             if pipeline.spec.state == "suspended":
                 _say(f"{name}: suspended, not run")
                 continue
             document = _local_job_config(job.job_config, once)
-            process = _start(job, document, job_dir, secrets_dir)
+            process = _start(job, "hudi_jobs.streamer", job_config_yaml(document), job_dir, secrets_dir)
             how = "continuously" if document["continuous"] else "once"
             _say(f"{name}: running {document['sourceClass']} into {document['targetBasePath']} {how}")
             if document["continuous"]:
@@ -120,6 +131,18 @@ def _run_jobs(jobs: list, secrets_dir: Path, once: bool) -> int:
     return 0
 
 
+def _run_services(services: list, secrets_dir: Path) -> int:
+    """Each table's scheduled services, once, one after another (what their cron would start)."""
+    from hudi_operator.planner.spark_app import job_config_yaml
+    for table, job, job_dir in services:
+        name = f"HudiTable/{table.metadata.name} {job.service}"
+        _say(f"{name}: running once")
+        code = _start(job, "hudi_jobs.table_service", job_config_yaml(job.job_config), job_dir, secrets_dir).wait()
+        if code != 0:
+            return _failed(name, code)
+    return 0
+
+
 def _interrupt(signum, frame) -> None:
     """SIGTERM stops hudictl run as Ctrl-C does: the jobs are told once, then waited for."""
     raise KeyboardInterrupt
@@ -141,13 +164,14 @@ def _local_job_config(job_config: dict[str, Any], once: bool) -> dict[str, Any]:
     return document
 
 
-def _start(job, document: dict[str, Any], job_dir: Path, secrets_dir: Path) -> subprocess.Popen:
-    """The job as the driver pod would run it: its ConfigMap's files written where they are
-    mounted, its environment from the plan's sparkConf driverEnv and envFrom Secrets."""
-    from hudi_operator.planner.spark_app import JOB_CONFIG_KEY, job_config_yaml
+def _start(job, module: str, job_config: str, job_dir: Path, secrets_dir: Path) -> subprocess.Popen:
+    """The job as the driver pod would run it (``python -m <module> --job-config``): its ConfigMap's
+    files written where they are mounted, its environment from the plan's sparkConf driverEnv and
+    envFrom Secrets."""
+    from hudi_operator.planner.spark_app import JOB_CONFIG_KEY
 
     job_dir.mkdir(parents=True, exist_ok=True)
-    (job_dir / JOB_CONFIG_KEY).write_text(job_config_yaml(document))
+    (job_dir / JOB_CONFIG_KEY).write_text(job_config)
     for key, text in job.files.items():
         (job_dir / key).write_text(text)
     app = job.application["spec"]
@@ -159,8 +183,8 @@ def _start(job, document: dict[str, Any], job_dir: Path, secrets_dir: Path) -> s
         env.update(_secret_env(secrets_dir, source["secretRef"]["name"]))
     # its own session: Ctrl-C reaches hudictl only, which passes one SIGTERM on (a second one
     # would make the job abandon its batch)
-    return subprocess.Popen([sys.executable, "-m", "hudi_jobs.streamer", "--job-config",
-                             str(job_dir / JOB_CONFIG_KEY)], env=env, start_new_session=True)
+    return subprocess.Popen([sys.executable, "-m", module, "--job-config", str(job_dir / JOB_CONFIG_KEY)],
+                            env=env, start_new_session=True)
 
 
 def _secret_env(secrets_dir: Path, secret: str) -> dict[str, str]:

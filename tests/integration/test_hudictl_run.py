@@ -29,12 +29,12 @@ def orders_table(name, base_path):
                                         "services": {"cleaning": {"mode": "disabled"}}})
 
 
-def hudictl_run(tmp_path, documents):
+def hudictl_run(tmp_path, documents, *extra):
     resources = tmp_path / "lake.yaml"
     resources.write_text(yaml.safe_dump_all(documents))
     (tmp_path / "secrets").mkdir(exist_ok=True)
     return subprocess.run([sys.executable, "-m", "hudictl.cli", "run", "-f", str(resources), "--once",
-                           "--secrets-dir", str(tmp_path / "secrets")],
+                           "--secrets-dir", str(tmp_path / "secrets"), *extra],
                           capture_output=True, text=True, timeout=900)
 
 
@@ -93,3 +93,25 @@ def test_run_reports_a_bad_resource_with_its_field(tmp_path):
     done = hudictl_run(tmp_path, [table])
     assert done.returncode == 2
     assert "HudiTable/orders: spec.services.clustering.mode: scheduled clustering is not available yet" in done.stderr
+
+
+def test_run_with_table_services_compacts_a_merge_on_read_table_once_due(tmp_path):
+    """A second run brings an update (a log file); --table-services then compacts it into a new base file."""
+    from hudi_engine.table.meta_client import HoodieTable
+    table = orders_table("orders", tmp_path / "lake" / "orders")
+    table["spec"].update(tableType="MERGE_ON_READ", services={
+        "cleaning": {"mode": "disabled"},
+        "compaction": {"mode": "scheduled", "schedule": "@hourly", "maxDeltaCommits": 1}})
+    documents = [table, resource("HudiPipeline", "orders-files", {
+        "tableRef": {"name": "orders"},
+        "source": {"type": "files", "files": {"path": str(tmp_path / "landing"), "format": "json"}}})]
+    write_json_lines(tmp_path / "landing" / "orders-1.json", ORDERS)
+    assert hudictl_run(tmp_path, documents).returncode == 0
+    write_json_lines(tmp_path / "landing" / "orders-2.json", [{"id": 1, "region": "eu", "amount": 12.0, "ts": 2}])
+    done = hudictl_run(tmp_path, documents, "--table-services")
+    assert done.returncode == 0, done.stderr[-3000:]
+    timeline = HoodieTable.load(str(tmp_path / "lake" / "orders")).timeline
+    # ingest, the update, then the compaction
+    assert [i.action for i in timeline.completed_writes()] == ["deltacommit", "deltacommit", "commit"]
+    assert rows(hudi_rs_read(tmp_path / "lake" / "orders", read_optimized=True), COLUMNS) == [
+        (1, "eu", 12.0, 2), (2, "us", 4.0, 2), (3, "eu", -1.0, 1), (4, "us", 7.25, 1)]

@@ -2,7 +2,8 @@
 against kmock, an HTTP stand-in of the Kubernetes API: no API server can run here. The stand-in
 stores objects and streams watch events; the tests play the user (creating and changing
 HudiTables/HudiPipelines) and the Spark operator (moving SparkApplication states), and assert on
-what the operator sent: SparkApplications, ConfigMaps, status patches and events. Tables are real
+what the operator sent: SparkApplications, ConfigMaps, status patches and events; like the API server,
+it refuses a ConfigMap or Spark application its schema rejects. Tables are real
 Hudi tables (fixtures written by Apache Hudi) in a temporary directory."""
 from __future__ import annotations
 
@@ -28,7 +29,9 @@ from hudi_operator import rbac
 from hudi_operator.planner.labels import SPEC_HASH_ANNOTATION
 from hudi_operator.reconcile.conditions import find
 from tests.conftest import unzip_fixture
+from tests.support.kubernetes_schemas import errors as kubernetes_errors
 from tests.support.services import free_port
+from tests.support.spark_operator_schemas import errors as spark_operator_errors
 
 NS = "data"
 GROUP = "lakehouse.hudi.dev/v1alpha1"
@@ -71,6 +74,10 @@ class ApiServer(kmock.KubernetesEmulator):
             elif request.action == kmock.action.UPDATE and request.subresource is None and "spec" in data:
                 current = self.objects[request.resource, request.namespace, request.name]
                 meta["generation"] = current["metadata"].get("generation", 1) + 1
+        if request.method in ("POST", "PUT") and isinstance(data, dict):
+            problems = _schema_errors(request.resource, data)
+            if problems:
+                raise kmock.KubernetesError(status=422, reason="Invalid", message="; ".join(problems))
         return await super()._handle(request)
 
     async def _serve_list(self, request: kmock.Request) -> Any:
@@ -81,6 +88,16 @@ class ApiServer(kmock.KubernetesEmulator):
             listing["items"] = [o for o in listing["items"]
                                 if wanted.items() <= ((o.get("metadata") or {}).get("labels") or {}).items()]
         return listing
+
+
+def _schema_errors(resource: Any, body: dict[str, Any]) -> list[str]:
+    """The API server's schema validation of what the operator creates or replaces: Kubernetes' own
+    schemas for ConfigMaps, the Spark operator's CRDs for its applications."""
+    if resource == CONFIGMAPS:
+        return kubernetes_errors(body)
+    if resource in (APPS, SCHEDULED):
+        return spark_operator_errors(body)
+    return []
 
 
 def _now() -> str:

@@ -1,9 +1,10 @@
 """The planner: HudiTable/HudiPipeline specs → streamer job-configs and Spark operator objects.
 
 Every plan made here goes through ``planned``/``planned_table``, which validate each manifest the way
-the cluster would (the Spark operator's real CRDs from ../shared/crds, ObjectMeta and pod rules,
-ConfigMap data keys) and each job-config with the job's own parsers (``hudi_jobs.streamer.config``,
-``hudi_jobs.table_service``), so no manifest or job-config escapes validation."""
+the cluster would (the Spark operator's real CRDs from ../shared/crds, Kubernetes' own schemas for
+ConfigMaps, ObjectMeta and pod rules, ConfigMap data keys) and each job-config with the job's own
+parsers (``hudi_jobs.streamer.config``, ``hudi_jobs.table_service``), so no manifest or job-config
+escapes validation."""
 from __future__ import annotations
 
 import copy
@@ -25,6 +26,7 @@ from hudi_operator.planner.resource_set import ResourceError, ResourceSet
 from hudi_operator.planner.spark_app import JOB_CONFIG_KEY
 from hudictl import cli
 from hudictl.run import _local_job_config
+from tests.support.kubernetes_schemas import errors as kubernetes_errors
 from tests.support.spark_operator_schemas import errors as spark_operator_errors
 from tests.support.spark_operator_schemas import metadata_errors
 
@@ -67,6 +69,7 @@ def check_manifests(plan) -> None:
     apps = [m for m in manifests if m["kind"] != "ConfigMap"]
     assert manifests == config_maps + apps, "ConfigMaps come before the applications that mount them"
     for m in config_maps:
+        assert kubernetes_errors(m) == [], m["metadata"]["name"]
         assert metadata_errors(m["metadata"]) == []
         assert all(CONFIG_KEY.fullmatch(k) and isinstance(v, str) for k, v in m["data"].items())
     for m in apps:

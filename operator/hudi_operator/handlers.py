@@ -59,6 +59,7 @@ async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) ->
     settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
         prefix=GROUP, key="last-handled-configuration")
     settings.posting.level = logging.WARNING     # kopf's own log lines; our events are posted explicitly
+    settings.peering.lifetime = SETTINGS.peering_lifetime
     memo.kube = Kube(client_from_environment())
     memo.locks = defaultdict(asyncio.Lock)
     memo.tables = {}                             # (namespace, table) → TableObservation, for pipelines

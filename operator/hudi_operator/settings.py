@@ -4,6 +4,7 @@ health, and the peering name that makes replicas share the work (HA) instead of 
 from __future__ import annotations
 
 import os
+import random
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -21,6 +22,8 @@ class Settings:
     metrics_port: int = 9102
     health_port: int = 8080
     peering: str | None = None            # None: standalone (one replica)
+    priority: int | None = None           # None: from the start time (see peering_priority)
+    peering_lifetime: int = 60            # seconds a silent replica still counts as alive: the failover time
 
     @property
     def clusterwide(self) -> bool:
@@ -30,10 +33,18 @@ class Settings:
     def planner(self) -> OperatorSettings:
         return OperatorSettings(image=self.image)
 
+    def peering_priority(self, started: float) -> int:
+        """Replicas of one Deployment share their environment, and kopf pauses every replica when
+        two share a priority; so unless one is set, the replica that started first leads (a later
+        start means a lower priority) and the rest stand by, ties broken at random."""
+        if self.priority is not None:
+            return self.priority
+        return (2**31 - int(started)) * 1000 + random.randrange(1000)
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """WATCH_NAMESPACES (comma list, or all/empty), SPARK_IMAGE, RESYNC_INTERVAL_SECONDS,
-        METRICS_PORT, HEALTH_PORT, PEERING_NAME."""
+        METRICS_PORT, HEALTH_PORT, PEERING_NAME, PEERING_PRIORITY, PEERING_LIFETIME_SECONDS."""
         env = os.environ if env is None else env
         watched = env.get("WATCH_NAMESPACES", "").strip()
         namespaces = () if watched.lower() in ALL_NAMESPACES else tuple(
@@ -43,7 +54,9 @@ class Settings:
                    resync_seconds=_number(env, "RESYNC_INTERVAL_SECONDS", cls.resync_seconds, float),
                    metrics_port=_number(env, "METRICS_PORT", cls.metrics_port, int),
                    health_port=_number(env, "HEALTH_PORT", cls.health_port, int),
-                   peering=env.get("PEERING_NAME") or None)
+                   peering=env.get("PEERING_NAME") or None,
+                   priority=_number(env, "PEERING_PRIORITY", None, int),
+                   peering_lifetime=_number(env, "PEERING_LIFETIME_SECONDS", cls.peering_lifetime, int))
 
 
 def _number(env: Mapping[str, str], name: str, default, kind):

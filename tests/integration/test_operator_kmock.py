@@ -8,6 +8,7 @@ Hudi tables (fixtures written by Apache Hudi) in a temporary directory."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import itertools
 import json
@@ -39,6 +40,8 @@ SPARK = "sparkoperator.k8s.io/v1beta2"
 TABLES, PIPELINES = f"{GROUP}/huditables", f"{GROUP}/hudipipelines"
 APPS, SCHEDULED = f"{SPARK}/sparkapplications", f"{SPARK}/scheduledsparkapplications"
 CONFIGMAPS, EVENTS = "v1/configmaps", "v1/events"
+PEERINGS = "kopf.dev/v1/kopfpeerings"
+OTHER_NS = "analytics"
 TEST_AGENT = "operator-test-driver"
 RESYNC_SECONDS = 2
 
@@ -109,12 +112,15 @@ def _declare(server: kmock.KubernetesEmulator) -> None:
     verbs = {"get", "list", "watch", "create", "update", "patch", "delete"}
     for key, kind, status in [(TABLES, "HudiTable", True), (PIPELINES, "HudiPipeline", True),
                               (APPS, "SparkApplication", True), (SCHEDULED, "ScheduledSparkApplication", True),
-                              (CONFIGMAPS, "ConfigMap", False), (EVENTS, "Event", False)]:
+                              (CONFIGMAPS, "ConfigMap", False), (EVENTS, "Event", False),
+                              (PEERINGS, "KopfPeering", False)]:      # kopf's peering CRD has no status subresource
         server.resources[key] = kmock.ResourceInfo(kind=kind, singular=kind.lower(), namespaced=True, verbs=verbs,
                                                    subresources={"status"} if status else set())
     server.resources["v1/namespaces"] = kmock.ResourceInfo(kind="Namespace", singular="namespace",
                                                            namespaced=False, verbs={"get", "list", "watch"})
-    server.objects["v1/namespaces", None, NS] = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}
+    for namespace in (NS, OTHER_NS):
+        server.objects["v1/namespaces", None, namespace] = {"apiVersion": "v1", "kind": "Namespace",
+                                                            "metadata": {"name": namespace}}
 
 
 # --- the user and the Spark operator, over HTTP ----------------------------------------------------------
@@ -122,9 +128,9 @@ class Cluster:
     def __init__(self, server: kmock.KubernetesEmulator, session: aiohttp.ClientSession):
         self.server, self.session = server, session
 
-    async def create(self, resource: str, body: dict[str, Any]) -> None:
-        body = {**body, "metadata": {"namespace": NS, **body["metadata"]}}
-        async with self.session.post(f"{_path(resource)}", json=body) as response:
+    async def create(self, resource: str, body: dict[str, Any], namespace: str = NS) -> None:
+        body = {**body, "metadata": {"namespace": namespace, **body["metadata"]}}
+        async with self.session.post(f"{_path(resource, namespace)}", json=body) as response:
             assert response.status < 300, await response.text()
 
     async def patch(self, resource: str, name: str, patch: dict[str, Any], subresource: str = "") -> None:
@@ -137,8 +143,8 @@ class Cluster:
         async with self.session.delete(f"{_path(resource)}/{name}") as response:
             assert response.status < 300, await response.text()
 
-    def get(self, resource: str, name: str) -> dict[str, Any] | None:
-        key = (kmock.resource(resource), NS, name)
+    def get(self, resource: str, name: str, namespace: str = NS) -> dict[str, Any] | None:
+        key = (kmock.resource(resource), namespace, name)
         if key not in self.server.objects or self.server.objects[key].deleted:
             return None
         return json.loads(json.dumps(self.server.objects[key].raw))
@@ -146,8 +152,10 @@ class Cluster:
     def names(self, resource: str) -> list[str]:
         return sorted(n for (r, ns, n), o in self.server.objects.items() if r == resource and not o.deleted)
 
-    def operator_requests(self) -> list[kmock.Request]:
-        return [r for r in self.server if r.headers.get("User-Agent") != TEST_AGENT]
+    def operator_requests(self, name: str | None = None) -> list[kmock.Request]:
+        """What the operators sent (``name``: only that operator's, told by its token)."""
+        return [r for r in self.server if r.headers.get("User-Agent") != TEST_AGENT
+                and (name is None or r.headers.get("Authorization") == f"Bearer token-{name}")]
 
     def events(self, reason: str | None = None, name: str | None = None) -> list[dict[str, Any]]:
         """Events the operator posted (kopf posts core/v1 events), oldest first."""
@@ -186,14 +194,14 @@ class Cluster:
                 raise AssertionError(f"timed out waiting for {what or check}")
             await asyncio.sleep(0.1)
 
-    def status(self, resource: str, name: str) -> dict[str, Any]:
-        return (self.get(resource, name) or {}).get("status") or {}
+    def status(self, resource: str, name: str, namespace: str = NS) -> dict[str, Any]:
+        return (self.get(resource, name, namespace) or {}).get("status") or {}
 
 
-def _path(resource: str) -> str:
+def _path(resource: str, namespace: str = NS) -> str:
     group_version, plural = resource.rsplit("/", 1)
     root = "/api/v1" if group_version == "v1" else f"/apis/{group_version}"
-    return f"{root}/namespaces/{NS}/{plural}"
+    return f"{root}/namespaces/{namespace}/{plural}"
 
 
 @pytest.fixture
@@ -227,26 +235,29 @@ async def cluster(tmp_path: Path, namespaces_path: None):
             yield Cluster(server, session)
 
 
-@pytest_asyncio.fixture
-async def operator(cluster: Cluster, tmp_path: Path):
-    """``python -m hudi_operator`` pointed at the stand-in by a kubeconfig, watching namespace data."""
-    kubeconfig = tmp_path / "kubeconfig"
+@contextlib.asynccontextmanager
+async def running_operator(cluster: Cluster, tmp_path: Path, name: str = "operator", **env: str):
+    """``python -m hudi_operator`` pointed at the stand-in by a kubeconfig of its own (its token,
+    ``token-<name>``, tells its requests apart), watching namespace data unless ``env`` says otherwise."""
+    kubeconfig = tmp_path / f"{name}.kubeconfig"
     kubeconfig.write_text(yaml.safe_dump({
         "apiVersion": "v1", "kind": "Config", "current-context": "kmock",
         "clusters": [{"name": "kmock", "cluster": {"server": str(cluster.server.url).rstrip("/")}}],
-        "users": [{"name": "tester", "user": {"token": "test-token"}}],
-        "contexts": [{"name": "kmock", "context": {"cluster": "kmock", "user": "tester", "namespace": NS}}]}))
+        "users": [{"name": name, "user": {"token": f"token-{name}"}}],
+        "contexts": [{"name": "kmock", "context": {"cluster": "kmock", "user": name, "namespace": NS}}]}))
     health, metrics = free_port(), free_port()
     env = {**os.environ, "KUBECONFIG": str(kubeconfig), "WATCH_NAMESPACES": NS, "SPARK_IMAGE": "spark-jobs:test",
-           "RESYNC_INTERVAL_SECONDS": str(RESYNC_SECONDS), "HEALTH_PORT": str(health), "METRICS_PORT": str(metrics)}
-    log = (tmp_path / "operator.log").open("wb")
+           "RESYNC_INTERVAL_SECONDS": str(RESYNC_SECONDS), "HEALTH_PORT": str(health), "METRICS_PORT": str(metrics),
+           **env}
+    log = (tmp_path / f"{name}.log").open("wb")
     process = await asyncio.create_subprocess_exec(sys.executable, "-m", "hudi_operator", env=env,
                                                    stdout=log, stderr=asyncio.subprocess.STDOUT)
     process.health_url = f"http://127.0.0.1:{health}/healthz"
     process.metrics_url = f"http://127.0.0.1:{metrics}/metrics"
-    process.log_path = tmp_path / "operator.log"
+    process.log_path = tmp_path / f"{name}.log"
     try:
-        await cluster.until(lambda: process.returncode is not None or _watching(cluster), 30, "the operator to watch")
+        await cluster.until(lambda: process.returncode is not None or _started(cluster, name), 30,
+                            "the operator to watch or to join its peering")
         assert process.returncode is None, process.log_path.read_text()
         yield process
     finally:
@@ -254,11 +265,22 @@ async def operator(cluster: Cluster, tmp_path: Path):
             process.terminate()
             await asyncio.wait_for(process.wait(), 30)
         log.close()
-        print(process.log_path.read_text()[-20000:])     # shown by pytest when a test fails
+        print(f"--- {name} ---\n" + process.log_path.read_text()[-20000:])   # shown by pytest when a test fails
 
 
-def _watching(cluster: Cluster) -> bool:
-    return any(r.action == kmock.action.WATCH and r.resource == PIPELINES for r in cluster.operator_requests())
+@pytest_asyncio.fixture
+async def operator(cluster: Cluster, tmp_path: Path):
+    async with running_operator(cluster, tmp_path) as process:
+        yield process
+
+
+def _watching(cluster: Cluster, name: str) -> bool:
+    return any(r.action == kmock.action.WATCH and r.resource == PIPELINES for r in cluster.operator_requests(name))
+
+
+def _started(cluster: Cluster, name: str) -> bool:
+    """Watching, or (a replica standing by) keeping its place in the peering."""
+    return _watching(cluster, name) or any(r.resource == PEERINGS for r in cluster.operator_requests(name))
 
 
 TRIGGERED = "trips-compaction-run-220210130911"    # named for the commit that crossed the threshold
@@ -493,10 +515,19 @@ async def test_operator_serves_health_and_metrics_and_needs_only_its_rbac_rules(
     assert 'hudi_operator_table_pending_compactions{namespace="data",table="trips"} 0.0' in text
     assert 'hudi_operator_table_last_commit_age_seconds{namespace="data",table="trips"}' in text
 
-    rules = rbac.namespaced_rules() + rbac.cluster_rules()
+    checked = allowed_requests(cluster, rbac.namespaced_rules() + rbac.cluster_rules())
+    assert {("create", "sparkoperator.k8s.io", "sparkapplications", None),
+            ("patch", "lakehouse.hudi.dev", "hudipipelines", "status"),
+            ("create", "", "events", None), ("watch", "sparkoperator.k8s.io", "sparkapplications", None),
+            ("delete", "", "configmaps", None)} <= checked
+
+
+def allowed_requests(cluster: Cluster, rules: list[rbac.Rule], name: str | None = None) -> set[tuple]:
+    """Asserts every request the operator(s) made is allowed by ``rules`` (from ``hudi_operator.rbac``,
+    which the chart renders); returns what was checked as (verb, group, resource, subresource)."""
     verbs = {"GET": "get", "POST": "create", "PATCH": "patch", "DELETE": "delete", "PUT": "update"}
     checked = set()
-    for request in cluster.operator_requests():
+    for request in cluster.operator_requests(name):
         if request.resource is None or request.resource.plural is None:
             continue                                                      # discovery: allowed to everyone
         verb = ("watch" if request.action == kmock.action.WATCH else
@@ -505,7 +536,66 @@ async def test_operator_serves_health_and_metrics_and_needs_only_its_rbac_rules(
         assert rbac.allows(rules, verb, group, plural, request.subresource), \
             f"{request.method} {request.url.path} ({verb} {group}/{plural}) is not in hudi_operator.rbac"
         checked.add((verb, group, plural, request.subresource))
-    assert {("create", "sparkoperator.k8s.io", "sparkapplications", None),
-            ("patch", "lakehouse.hudi.dev", "hudipipelines", "status"),
-            ("create", "", "events", None), ("watch", "sparkoperator.k8s.io", "sparkapplications", None),
-            ("delete", "", "configmaps", None)} <= checked
+    return checked
+
+
+def created_by(cluster: Cluster, resource: str, name: str, namespace: str = NS) -> set[str]:
+    """Which operators (by token) created this object."""
+    return {r.headers.get("Authorization", "").removeprefix("Bearer token-") for r in cluster.operator_requests()
+            if r.method == "POST" and r.resource == resource and r.namespace == namespace
+            and (r.data or {}).get("metadata", {}).get("name") == name}
+
+
+@pytest.mark.asyncio
+async def test_two_replicas_peer_one_works_and_the_standby_takes_over_when_it_dies(cluster, tmp_path, tables):
+    """HA by kopf peering through a KopfPeering object in the watched namespace: two operator
+    processes, the higher priority works and the other stands by making no change; when the worker is
+    killed (SIGKILL: no goodbye in the peering), the standby takes over once the worker's peering
+    entry expires, and reconciles what was declared meanwhile. The API is kmock, a stand-in."""
+    await cluster.create(PEERINGS, {"apiVersion": "kopf.dev/v1", "kind": "KopfPeering",
+                                    "metadata": {"name": "hudi-operator"}})
+    peering = {"PEERING_NAME": "hudi-operator", "PEERING_LIFETIME_SECONDS": "4"}
+    async with running_operator(cluster, tmp_path, "leader", PEERING_PRIORITY="200", **peering) as leader, \
+            running_operator(cluster, tmp_path, "standby", PEERING_PRIORITY="100", **peering):
+        await cluster.until(lambda: len(cluster.status(PEERINGS, "hudi-operator")) == 2, what="both in the peering")
+        await cluster.until(lambda: _watching(cluster, "leader"), what="the leader to watch")
+        await cluster.create(TABLES, table_body("trips", tables("trips")))
+        await cluster.create(PIPELINES, pipeline_body("first", "trips"))
+        await cluster.until(lambda: cluster.get(APPS, "first-ingest"), what="the first job")
+        await asyncio.sleep(RESYNC_SECONDS * 2)                       # resync rounds: the standby stays still
+        changes = [r for r in cluster.operator_requests("standby")
+                   if r.method in ("POST", "PATCH", "PUT", "DELETE") and r.resource != PEERINGS]
+        assert changes == [] and created_by(cluster, APPS, "first-ingest") == {"leader"}
+
+        leader.kill()
+        await leader.wait()
+        await cluster.create(PIPELINES, pipeline_body("second", "trips"))
+        await cluster.until(lambda: cluster.get(APPS, "second-ingest"), timeout=60, what="the standby to take over")
+        assert created_by(cluster, APPS, "second-ingest") == {"standby"}
+        await cluster.spark_state("second-ingest", "RUNNING")
+        await cluster.until(lambda: phase(cluster, PIPELINES, "second") == "Running", what="status by the standby")
+    assert ("patch", "kopf.dev", "kopfpeerings", None) in allowed_requests(
+        cluster, rbac.namespaced_rules(peering=True) + rbac.cluster_rules())
+
+
+@pytest.mark.asyncio
+async def test_cluster_wide_operator_serves_every_namespace_and_a_namespaced_one_only_its_own(
+        cluster, tmp_path, tables):
+    """WATCH_NAMESPACES empty: one operator for the whole cluster (a ClusterRole's worth of rules);
+    a namespaced operator ignores resources elsewhere. The API is kmock, a stand-in."""
+    for namespace in (NS, OTHER_NS):
+        await cluster.create(TABLES, table_body("trips", tables(f"trips-{namespace}")), namespace)
+        await cluster.create(PIPELINES, pipeline_body("ingest", "trips"), namespace)
+    async with running_operator(cluster, tmp_path, "namespaced"):
+        await cluster.until(lambda: cluster.get(APPS, "ingest-ingest"), what="the job in the watched namespace")
+        await asyncio.sleep(RESYNC_SECONDS * 2)
+        assert cluster.get(APPS, "ingest-ingest", OTHER_NS) is None
+    async with running_operator(cluster, tmp_path, "clusterwide", WATCH_NAMESPACES=""):
+        await cluster.until(lambda: cluster.get(APPS, "ingest-ingest", OTHER_NS), what="the job in the other namespace")
+        assert created_by(cluster, APPS, "ingest-ingest") == {"namespaced"}
+        assert created_by(cluster, APPS, "ingest-ingest", OTHER_NS) == {"clusterwide"}
+        await cluster.until(lambda: cluster.status(TABLES, "trips", OTHER_NS)["observedGeneration"] == 1,
+                            what="the other namespace's table status")
+    watched = {(str(r.url.path)) for r in cluster.operator_requests("clusterwide") if r.action == kmock.action.WATCH}
+    assert "/apis/lakehouse.hudi.dev/v1alpha1/hudipipelines" in watched          # one watch, all namespaces
+    allowed_requests(cluster, rbac.policy_rules(clusterwide=True)["namespaced"] + rbac.cluster_rules(), "clusterwide")

@@ -13,6 +13,7 @@ from ..file_group.fs_view import FileSlice
 from ..file_group.log_scanner import Visibility
 from ..keygen import key_generator_from_config
 from ..schema.avro import META_FIELDS, avro_to_arrow
+from ..services.clean import check_read_instant
 from ..table.meta_client import HoodieTable, merge_mode
 from ..timeline.instant import Instant, normalize_instant
 from ..write.merge import MergeSpec
@@ -48,6 +49,7 @@ def plan_read(table: HoodieTable, options: dict | None = None) -> ReadPlan:
     as_of = cfg.get_str(C.AS_OF_INSTANT)
     if as_of is not None:
         as_of = normalize_instant(as_of, C.AS_OF_INSTANT.key)
+        check_read_instant(table, as_of, C.AS_OF_INSTANT.key)
         last = timeline.last_completed_write(until=as_of)
         if last is None:
             return ReadPlan((), table_schema(table, as_of))
@@ -112,6 +114,7 @@ def _incremental(table: HoodieTable, cfg: HoodieConfig) -> ReadPlan:
     if not commits:
         return ReadPlan((), table_schema(table, schema_as_of), ())
     as_of = max(i.timestamp for i in commits)
+    check_read_instant(table, as_of, f"the incremental window's last commit (up to {C.END_INSTANTTIME.key})")
     touched: set[tuple[str, str]] = set()
     for instant in commits:
         meta = timeline.commit_metadata(instant)

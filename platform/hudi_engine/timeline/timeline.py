@@ -24,14 +24,16 @@ class Timeline:
     @classmethod
     def load(cls, storage: Storage, layout_version: int = 1, timeline_path: str = "timeline") -> "Timeline":
         timeline_dir = f"{META_DIR}/{timeline_path}" if layout_version >= 2 else META_DIR
-        latest: dict[str, Instant] = {}
+        # Keyed by time and completed action: a savepoint shares its commit's time.
+        latest: dict[tuple[str, str], Instant] = {}
         for info in storage.list(timeline_dir):
             instant = parse_instant_file_name(info.path.rsplit("/", 1)[-1])
             if instant is None:
                 continue
-            seen = latest.get(instant.timestamp)
+            key = (instant.timestamp, instant.with_state(State.COMPLETED).action)
+            seen = latest.get(key)
             if seen is None or instant.state > seen.state:
-                latest[instant.timestamp] = instant
+                latest[key] = instant
         return cls(storage, tuple(sorted(latest.values())), layout_version, timeline_dir)
 
     # --- queries ---------------------------------------------------------------------------------
@@ -61,7 +63,10 @@ class Timeline:
 
     @cached_property
     def _by_ts(self) -> dict[str, Instant]:
-        return {i.timestamp: i for i in self.instants}
+        by_ts: dict[str, Instant] = {}
+        for i in self.instants:  # a write before the savepoint sharing its time
+            by_ts.setdefault(i.timestamp, i)
+        return by_ts
 
     def get(self, timestamp: str) -> Instant | None:
         return self._by_ts.get(timestamp)

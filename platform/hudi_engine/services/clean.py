@@ -96,6 +96,8 @@ def schedule_clean(table: HoodieTable, options: dict | None = None, force: bool 
         return None
     keep = retention(cfg)
     earliest = earliest_commit_to_retain(timeline.instants, keep, now or _dt.datetime.now())
+    if earliest is None and keep.policy != KEEP_LATEST_FILE_VERSIONS:
+        return None  # the window still holds every commit: skip the listing
     view = table.fs_view()
     groups = view.file_groups(include_replaced=True)
     files = files_to_clean(groups, keep, earliest and earliest.timestamp, table_state(table, view),

@@ -89,7 +89,7 @@ class FileSystemView:
         """File groups with the slices committed at or before ``as_of`` (latest when None)."""
         committed = {i.timestamp for i in self.timeline.completed_writes(until=as_of)}
         # Instants older than the active timeline were archived after completing (as Hudi assumes).
-        start = self.timeline.instants[0].timestamp if self.timeline.instants else None
+        start = self.timeline.start
         slices: dict[tuple[str, str], dict[str, FileSlice]] = defaultdict(dict)
         logs: list[tuple[str, LogFile]] = []
         for f in self._files:

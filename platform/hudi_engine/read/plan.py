@@ -13,6 +13,7 @@ from ..file_group.fs_view import FileSlice
 from ..file_group.log_scanner import Visibility
 from ..keygen import key_generator_from_config
 from ..schema.avro import META_FIELDS, avro_to_arrow
+from ..services.archive import check_incremental_begin
 from ..services.clean import check_read_instant
 from ..table.meta_client import HoodieTable, merge_mode
 from ..timeline.instant import Instant, normalize_instant
@@ -72,7 +73,7 @@ def slice_merge(table: HoodieTable, cfg: HoodieConfig, as_of: str | None) -> Sli
         return None
     timeline = table.timeline
     visibility = Visibility(frozenset(i.timestamp for i in timeline.completed_writes(until=as_of)),
-                            timeline.instants[0].timestamp if timeline.instants else None, as_of)
+                            timeline.start, as_of)
     return SliceMerge(visibility, merge_spec(table),
                       skip_merge=cfg.get_str(C.MERGE_TYPE).lower() == "skip_merge",
                       keygen=None if table.populate_meta_fields else key_generator_from_config(table.config))
@@ -98,6 +99,7 @@ def incremental_commits(table: HoodieTable, cfg: HoodieConfig) -> list[Instant]:
     begin = normalize_instant(begin, C.BEGIN_INSTANTTIME.key)
     end = cfg.get_str(C.END_INSTANTTIME)
     end = normalize_instant(end, C.END_INSTANTTIME.key) if end else None
+    check_incremental_begin(table, begin)
     if table.layout_version >= 2:
         return [i for i in timeline.completed_writes()
                 if i.completion_time > begin and (end is None or i.completion_time <= end)]

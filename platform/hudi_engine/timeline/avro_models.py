@@ -499,6 +499,19 @@ def _bytes_field(b: bytes) -> bytes:
     return _long_bytes(len(b)) + b
 
 
+def complete_record(kind: str, record: dict) -> dict:
+    """``record`` with every absent field at its default, checked against the kind's schema."""
+    kind = _resolve_kind(kind)
+    registry: dict = {}
+    _named_types(SCHEMAS[kind], registry)
+    full = _complete(SCHEMAS[kind], record, registry, SCHEMAS[kind]["name"])
+    try:
+        _fastavro_validate(full, _PARSED[kind], raise_errors=True)
+    except _ValidationError as exc:
+        raise ValueError(f"record does not match {SCHEMAS[kind]['name']}: {exc}") from exc
+    return full
+
+
 def encode_instant_avro(kind: str, record: dict, sync_marker: bytes | None = None) -> bytes:
     """Serialize one record as the Avro object container file Hudi writes for an instant.
 
@@ -508,13 +521,7 @@ def encode_instant_avro(kind: str, record: dict, sync_marker: bytes | None = Non
     tests only.
     """
     kind = _resolve_kind(kind)
-    registry: dict = {}
-    _named_types(SCHEMAS[kind], registry)
-    full = _complete(SCHEMAS[kind], record, registry, SCHEMAS[kind]["name"])
-    try:
-        _fastavro_validate(full, _PARSED[kind], raise_errors=True)
-    except _ValidationError as exc:
-        raise ValueError(f"record does not match {SCHEMAS[kind]['name']}: {exc}") from exc
+    full = complete_record(kind, record)
     datum = io.BytesIO()
     fastavro.schemaless_writer(datum, _PARSED[kind], full)
     datum_bytes = datum.getvalue()

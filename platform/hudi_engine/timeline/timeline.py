@@ -9,9 +9,11 @@ from typing import Iterable
 from ..errors import HoodieTimelineError
 from ..storage import Storage
 from .avro_models import parse_commit_metadata
-from .instant import WRITE_ACTIONS, Instant, State, parse_instant_file_name
+from .instant import (CLUSTERING, COMPACTION, LOG_COMPACTION, WRITE_ACTIONS, Instant, State,
+                      parse_instant_file_name)
 
 META_DIR = ".hoodie"
+_STARTS_TIMELINE = WRITE_ACTIONS + (COMPACTION, LOG_COMPACTION, CLUSTERING)
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,13 @@ class Timeline:
 
     def pending(self, actions: Iterable[str] | None = None) -> list[Instant]:
         return self.filter(actions, completed=False)
+
+    @property
+    def start(self) -> str | None:
+        """Where the active timeline starts: its first write or table service that writes files.
+        Files of older instants completed and were archived (Hudi's isBeforeTimelineStarts);
+        cleans, rollbacks, restores and savepoints do not count."""
+        return next((i.timestamp for i in self.instants if i.action in _STARTS_TIMELINE), None)
 
     @property
     def last_instant_time(self) -> str | None:

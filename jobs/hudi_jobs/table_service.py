@@ -1,8 +1,8 @@
 """A table service as a job (``python -m hudi_jobs.table_service --job-config FILE``), what the
 operator schedules for a HudiTable: compaction (schedule when Hudi's triggers say so, then execute
-every pending plan), cleaning (finish an interrupted clean, then clean by hoodie.cleaner.*), a
-savepoint of the latest commit (deleting the oldest beyond keepSavepoints) or catalog sync (Hive
-Metastore). The job-config is YAML or JSON:
+every pending plan), cleaning (finish an interrupted clean, clean by hoodie.cleaner.*, then archive
+by hoodie.keep.*), a savepoint of the latest commit (deleting the oldest beyond keepSavepoints) or
+catalog sync (Hive Metastore). The job-config is YAML or JSON:
 
     basePath: s3://lake/orders        # the table
     tableName: orders                 # for messages and metrics
@@ -88,8 +88,10 @@ def run_service(cfg: TableServiceConfig) -> list[str]:
         return _savepoint(table, cfg.keep_savepoints)
     spark = job_spark_session(f"hudi-{cfg.service}-{cfg.table_name}")
     if cfg.service == CLEAN:
+        from hudi_engine.services.archive import archive_inline
         from hudi_engine.services.clean import run_clean
-        return run_clean(table, props, spark, force=True)
+        done = run_clean(table, props, spark, force=True)
+        return done + [f"archived {i.timestamp}" for i in archive_inline(table.reload(), props)]
     schedule_compaction(table, props)
     return run_compactions(spark, table.reload(), options=props)
 

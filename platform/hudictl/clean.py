@@ -1,5 +1,5 @@
-"""``hudictl clean`` and ``hudictl savepoint``: Hudi's standalone cleaner (HoodieCleaner) and the
-savepoint commands of Hudi's CLI (create, list, delete, restore the table to one)."""
+"""``hudictl clean``, ``hudictl archive`` and ``hudictl savepoint``: Hudi's standalone cleaner
+(HoodieCleaner), archival, and the savepoint commands of Hudi's CLI (create, list, delete, restore)."""
 from __future__ import annotations
 
 import argparse
@@ -12,6 +12,11 @@ CLEAN_EXAMPLE = """examples:
   hudictl clean --base-path s3://lake/trips \\
       --hoodie-conf hoodie.cleaner.policy=KEEP_LATEST_FILE_VERSIONS \\
       --hoodie-conf hoodie.cleaner.fileversions.retained=2
+"""
+ARCHIVE_EXAMPLE = """examples:
+  hudictl archive --base-path ./lake/trips                   # keep 20-30 commits active (Hudi's defaults)
+  hudictl archive --base-path ./lake/trips --hoodie-conf hoodie.keep.min.commits=40 \\
+      --hoodie-conf hoodie.keep.max.commits=50
 """
 SAVEPOINT_EXAMPLE = """examples:
   hudictl savepoint create --base-path ./lake/trips                       # the latest commit
@@ -33,6 +38,13 @@ def add_parser(sub) -> None:
     p.add_argument("--hoodie-conf", action="append", default=[], metavar="KEY=VALUE",
                    help="a hoodie.clean*/hoodie.cleaner.* option (repeatable)")
     p.set_defaults(run=run_clean_command)
+
+    ar = _formatted(sub, "archive", "move old completed instants to the archived timeline (.hoodie/archived)",
+                    ARCHIVE_EXAMPLE)
+    ar.add_argument("--base-path", required=True, help="table base path (the folder holding .hoodie/)")
+    ar.add_argument("--hoodie-conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="a hoodie.keep.* / hoodie.cleaner.* option (repeatable)")
+    ar.set_defaults(run=run_archive_command)
 
     sp = _formatted(sub, "savepoint", "create, list, delete savepoints; restore a table to one",
                     SAVEPOINT_EXAMPLE)
@@ -59,6 +71,17 @@ def run_clean_command(args: argparse.Namespace) -> int:
     done = run_clean(HoodieTable.load(args.base_path), parse_conf(args.hoodie_conf), force=True)
     print(f"completed clean {', '.join(done)}" if done else
           "nothing to clean: every file version is within retention, savepointed or in use")
+    return 0
+
+
+def run_archive_command(args: argparse.Namespace) -> int:
+    from hudi_engine.services.archive import archive
+    from hudi_engine.table.meta_client import HoodieTable
+
+    done = archive(HoodieTable.load(args.base_path), parse_conf(args.hoodie_conf))
+    print(f"archived {len(done)} instants ({done[0].timestamp}..{done[-1].timestamp})" if done else
+          "nothing to archive: the active timeline is within hoodie.keep.max.commits, or savepoints, "
+          "pending instants or the cleaner's retention hold it")
     return 0
 
 

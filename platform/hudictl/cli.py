@@ -11,6 +11,7 @@ EPILOG = """examples:
   hudictl demo --path /tmp/lake --keep # keep the table afterwards
   hudictl compact --base-path ./lake/trips --mode scheduleAndExecute
   hudictl clean --base-path ./lake/trips --hoodie-conf hoodie.cleaner.commits.retained=5
+  hudictl archive --base-path ./lake/trips
   hudictl savepoint create --base-path ./lake/trips     # then: savepoint list|restore|delete
   hudictl hive-sync --base-path ./lake/trips --metastore-uris thrift://localhost:9083
   hudictl render -f orders-table.yaml -f orders-pipeline.yaml | kubectl apply -f -

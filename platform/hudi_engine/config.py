@@ -357,7 +357,8 @@ CLEAN_TRIGGER_STRATEGY = define("hoodie.clean.trigger.strategy", "NUM_COMMITS",
 CLEAN_MAX_COMMITS = define("hoodie.clean.max.commits", 1,
                            "NUM_COMMITS trigger: commits since the last clean before the next one.")
 CLEANER_INCREMENTAL_MODE = define("hoodie.cleaner.incremental.mode", True,
-                                  "Plan only partitions written since the last clean.")
+                                  "Accepted as Hudi spells it; plans here always look at every "
+                                  "partition (one listing), which gives the same plan.")
 CLEANER_PARALLELISM = define("hoodie.cleaner.parallelism", 200, "Spark tasks deleting files.")
 ARCHIVE_AUTOMATIC = define("hoodie.archive.automatic", True, "Archive after every commit when due.")
 KEEP_MIN_COMMITS = define("hoodie.keep.min.commits", 20, "Commits archival leaves on the active timeline.")

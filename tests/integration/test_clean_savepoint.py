@@ -141,3 +141,53 @@ def test_a_killed_clean_is_completed_by_the_next_run(spark, table_path):
     assert len([f for f in data_files(table_path) if f.endswith(".parquet")]) == 2
     agree(spark, table_path, [("jack", "cherry")])
     assert all(i.is_completed for i in HoodieTable.load(table_path).timeline.filter(WRITE_ACTIONS))
+
+
+@pytest.mark.slow
+def test_merge_on_read_restore_voids_later_delta_commits(spark, table_path):
+    mor = {"hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.clean.automatic": "false"}
+    upsert(spark, table_path, [("jack", "apple"), ("sarah", "kiwi")], 1, **mor)
+    c2 = upsert(spark, table_path, [("jack", "banana")], 2, **mor)
+    at_savepoint = state(spark, table_path)
+    create_savepoint(HoodieTable.load(table_path), c2)
+    upsert(spark, table_path, [("jack", "cherry"), ("tom", "plum")], 3, **mor)
+    upsert(spark, table_path, [("sarah", "lime")], 4, **{**mor, "hoodie.compact.inline": "true",
+                                                         "hoodie.compact.inline.max.delta.commits": "1"})
+    agree(spark, table_path, [("jack", "cherry"), ("sarah", "lime"), ("tom", "plum")])
+    restore_to_savepoint(HoodieTable.load(table_path), c2)
+    agree(spark, table_path, at_savepoint)
+    timeline = HoodieTable.load(table_path).timeline
+    assert [i.timestamp for i in timeline.completed_writes()][-1] == c2
+    assert not timeline.pending()
+
+
+KILLED_RESTORE = textwrap.dedent("""
+    import os, signal, sys
+    from hudi_engine.services.savepoint import schedule_restore
+    from hudi_engine.table.meta_client import HoodieTable
+    from hudi_engine.write.rollback import rollback
+    table = HoodieTable.load(sys.argv[1])
+    requested = schedule_restore(table, sys.argv[2])
+    table = table.reload()
+    table.timeline.transition_to_inflight(requested)
+    newest = [i for i in table.timeline.completed_writes() if i.timestamp > sys.argv[2]][-1]
+    rollback(table, newest)          # the first of the plan's rollbacks, then the process dies
+    os.kill(os.getpid(), signal.SIGKILL)
+""")
+
+
+def test_a_killed_restore_is_finished_by_the_next_writer(spark, table_path):
+    upsert(spark, table_path, [("jack", "apple")], 1)
+    c2 = upsert(spark, table_path, [("jack", "banana"), ("sarah", "kiwi")], 2)
+    create_savepoint(HoodieTable.load(table_path), c2)
+    later = [upsert(spark, table_path, [("jack", f)], n) for n, f in enumerate(["cherry", "date"], 3)]
+    proc = subprocess.run([sys.executable, "-c", KILLED_RESTORE, str(table_path), c2], env=os.environ.copy())
+    assert proc.returncode == -signal.SIGKILL
+    [pending] = instants(table_path, RESTORE)
+    assert not pending.is_completed
+    upsert(spark, table_path, [("tom", "plum")], 9)    # finishes the restore first, then writes
+    [restore] = instants(table_path, RESTORE)
+    assert restore.is_completed
+    timeline = HoodieTable.load(table_path).timeline
+    assert not [i for i in timeline.instants if i.timestamp in later]
+    agree(spark, table_path, [("jack", "banana"), ("sarah", "kiwi"), ("tom", "plum")])

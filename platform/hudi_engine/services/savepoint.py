@@ -92,6 +92,20 @@ def restore_to_savepoint(table: HoodieTable, instant_time: str) -> Instant:
     pending = table.timeline.pending([RESTORE])
     if pending:
         return _execute(rollback_failed_writes(table), pending[0])
+    return _execute(table.reload(), schedule_restore(table, instant_time))
+
+
+def finish_pending_restore(table: HoodieTable) -> HoodieTable:
+    """What a writer does first, as Hudi's does: complete a restore a killed run left half done."""
+    pending = table.timeline.pending([RESTORE])
+    if not pending:
+        return table
+    _execute(rollback_failed_writes(table), pending[0])
+    return table.reload()
+
+
+def schedule_restore(table: HoodieTable, instant_time: str) -> Instant:
+    """Write the restore plan: every write and compaction after the savepoint, newest first."""
     sp = _savepoint(table, instant_time)
     if not sp.is_completed:
         raise HoodieError(f"savepoint {instant_time} never completed; create it again first")
@@ -104,10 +118,9 @@ def restore_to_savepoint(table: HoodieTable, instant_time: str) -> Instant:
     doomed = [i for i in reversed(timeline.filter(_RESTORED_ACTIONS, after=instant_time))]
     plan = {"instantsToRollback": [{"commitTime": i.timestamp, "action": i.action} for i in doomed],
             "version": 2, "savepointToRestoreTimestamp": instant_time}
-    requested = timeline.create_requested(
+    return timeline.create_requested(
         Instant(new_instant_time(timeline.last_instant_time), RESTORE, State.REQUESTED),
         encode_instant_avro(RESTORE_PLAN, plan))
-    return _execute(table.reload(), requested)
 
 
 def _execute(table: HoodieTable, restore: Instant) -> Instant:

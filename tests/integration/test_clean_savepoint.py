@@ -191,3 +191,16 @@ def test_a_killed_restore_is_finished_by_the_next_writer(spark, table_path):
     timeline = HoodieTable.load(table_path).timeline
     assert not [i for i in timeline.instants if i.timestamp in later]
     agree(spark, table_path, [("jack", "banana"), ("sarah", "kiwi"), ("tom", "plum")])
+
+
+def test_file_groups_an_insert_overwrite_replaced_are_cleaned_after_retention(spark, table_path):
+    no_clean = {"hoodie.clean.automatic": "false"}
+    upsert(spark, table_path, [("jack", "apple"), ("sarah", "kiwi")], 1, **no_clean)
+    old_files = data_files(table_path)
+    df = spark.createDataFrame([("tom", "plum", "eu", 2)], FRUIT_SCHEMA)
+    write(df, table_path, {**FRUIT_OPTIONS, "hoodie.datasource.write.operation": "insert_overwrite", **no_clean})
+    assert run_clean(HoodieTable.load(table_path), RETAIN_1) == []      # the replacecommit is retained
+    upsert(spark, table_path, [("tom", "pear")], 3, **no_clean)
+    assert run_clean(HoodieTable.load(table_path), RETAIN_1)
+    assert not old_files & data_files(table_path)
+    agree(spark, table_path, [("tom", "pear")])

@@ -12,7 +12,8 @@ import pytest
 
 from hudi_engine import read, write
 from hudi_engine.errors import HoodieTimelineError
-from hudi_engine.services.clean import run_clean
+from hudi_engine.services.clean import DISTRIBUTE_AT, delete_files, run_clean
+from hudi_engine.storage import Storage
 from hudi_engine.services.savepoint import (create_savepoint, delete_savepoint, list_savepoints,
                                             restore_to_savepoint)
 from hudi_engine.table.meta_client import HoodieTable
@@ -63,6 +64,7 @@ def test_inline_clean_keeps_the_window_and_time_travel_outside_it_fails(spark, t
     with pytest.raises(HoodieTimelineError, match=f"earliest instant still queryable is {commits[-1]}"):
         read(spark, table_path, {"as.of.instant": commits[0]}).collect()
     assert state(spark, table_path, **{"as.of.instant": commits[-1]}) == [("jack", "date"), ("sarah", "kiwi")]
+    assert rows(hudi_rs_read(table_path, as_of=commits[-1]), COLS) == [("jack", "date"), ("sarah", "kiwi")]
 
 
 def test_mor_clean_removes_compacted_slices(spark, table_path):
@@ -77,7 +79,11 @@ def test_mor_clean_removes_compacted_slices(spark, table_path):
                       "hoodie.cleaner.fileversions.retained": "1"}, spark)
     assert len(done) == 1
     after = data_files(table_path)
-    assert len([f for f in after if f.endswith(".parquet")]) == 1 and after < before
+    [base] = [f for f in after if f.endswith(".parquet")]
+    assert after < before
+    base_instant = base.rsplit("_", 1)[-1][:-len(".parquet")]
+    assert any(".log." in f for f in before - after)                         # old slices' logs went too
+    assert all(f.split("_")[1].split(".")[0] >= base_instant for f in after if ".log." in f)
     agree(spark, table_path, [("jack", "fig")])
 
 
@@ -204,3 +210,13 @@ def test_file_groups_an_insert_overwrite_replaced_are_cleaned_after_retention(sp
     assert run_clean(HoodieTable.load(table_path), RETAIN_1)
     assert not old_files & data_files(table_path)
     agree(spark, table_path, [("tom", "pear")])
+
+
+def test_large_plans_delete_on_spark_executors(spark, tmp_path):
+    storage = Storage(str(tmp_path))
+    paths = [f"p/f{i}.parquet" for i in range(DISTRIBUTE_AT + 100)]
+    for p in paths:
+        storage.write_bytes(p, b"x")
+    results = delete_files(storage, paths + ["p/never-there.parquet"], spark, parallelism=4)
+    assert all(results.values()) and len(results) == len(paths) + 1
+    assert storage.list("p") == []

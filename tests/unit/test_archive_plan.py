@@ -1,6 +1,11 @@
 """Archival's choice of instants (Hudi's rules) and the archived timeline's records, round trip."""
 from __future__ import annotations
 
+import pytest
+
+from hudi_engine.config import HoodieConfig
+from hudi_engine.errors import HoodieConfigError
+from hudi_engine.services.archive import keep_window
 from hudi_engine.services.archive_plan import instants_to_archive
 from hudi_engine.storage import Storage
 from hudi_engine.timeline import archived as ar
@@ -76,3 +81,13 @@ def test_archived_records_round_trip(tmp_path):
     assert (stat["fileId"], stat["numWrites"]) == ("f1", 3)
     assert read[2]["hoodieRollbackMetadata"]["commitsRollback"] == [ts(2)]
     assert ar.archived_instants(storage, folder) == [Instant(ts(1), COMMIT, DONE), Instant(ts(3), ROLLBACK, DONE)]
+
+
+def test_archival_refuses_keep_settings_the_cleaner_could_outrun():
+    assert keep_window(HoodieConfig({})) == (20, 30)
+    with pytest.raises(HoodieConfigError, match="hoodie.keep.min.commits=10 must be above"):
+        keep_window(HoodieConfig({"hoodie.keep.min.commits": "10", "hoodie.cleaner.commits.retained": "10"}))
+    with pytest.raises(HoodieConfigError, match="must be below"):
+        keep_window(HoodieConfig({"hoodie.keep.min.commits": "30"}))
+    assert keep_window(HoodieConfig({"hoodie.keep.min.commits": "5", "hoodie.cleaner.commits.retained": "10",
+                               "hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS"})) == (5, 30)

@@ -95,7 +95,10 @@ def schedule_clean(table: HoodieTable, options: dict | None = None, force: bool 
     if not force and not clean_due(timeline.instants, cfg.get(C.CLEAN_MAX_COMMITS)):
         return None
     keep = retention(cfg)
-    earliest = earliest_commit_to_retain(timeline.instants, keep, now or _dt.datetime.now())
+    if now is None:  # instant times are local unless the table keeps its timeline in UTC
+        utc = cfg.get_str(C.TIMELINE_TIMEZONE).upper() == "UTC"
+        now = _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None) if utc else _dt.datetime.now()
+    earliest = earliest_commit_to_retain(timeline.instants, keep, now)
     if earliest is None and keep.policy != KEEP_LATEST_FILE_VERSIONS:
         return None  # the window still holds every commit: skip the listing
     view = table.fs_view()

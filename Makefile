@@ -6,7 +6,7 @@ JAVA_PKG    := openjdk-17-jre-headless
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 
-.PHONY: env java services demo test test-slow bench bench-mor bench-cdc bench-streamer clean
+.PHONY: env java services demo test test-slow bench bench-mor bench-cdc bench-streamer bench-clean clean
 
 env: java $(VENV)/.installed
 
@@ -47,6 +47,9 @@ bench-cdc: env
 
 bench-streamer: env
 	$(BIN)/python -m benchmarks.streamer
+
+bench-clean: env
+	$(BIN)/python -m benchmarks.clean
 
 clean:
 	rm -rf $(VENV) .pytest_cache demo-lakehouse

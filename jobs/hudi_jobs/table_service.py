@@ -1,14 +1,17 @@
 """A table service as a job (``python -m hudi_jobs.table_service --job-config FILE``), what the
 operator schedules for a HudiTable: compaction (schedule when Hudi's triggers say so, then execute
-every pending plan) or catalog sync (Hive Metastore). The job-config is YAML or JSON:
+every pending plan), cleaning (finish an interrupted clean, clean by hoodie.cleaner.*, then archive
+by hoodie.keep.*), a savepoint of the latest commit (deleting the oldest beyond keepSavepoints) or
+catalog sync (Hive Metastore). The job-config is YAML or JSON:
 
     basePath: s3://lake/orders        # the table
     tableName: orders                 # for messages and metrics
-    service: compaction               # or catalogSync
+    service: compaction               # or clean, savepoint, catalogSync
     hoodieConf: {hoodie.compact.inline.max.delta.commits: "5"}   # ${secret:...} placeholders allowed
+    keepSavepoints: 7                 # savepoint only: how many to keep
 
-Rerunning is always safe: an interrupted compaction is rolled back and run again, and a sync
-brings the metastore to the table's state whatever it was.
+Rerunning is always safe: an interrupted compaction is rolled back and run again, an interrupted
+clean is completed from its plan, and a sync brings the metastore to the table's state whatever it was.
 """
 from __future__ import annotations
 
@@ -25,9 +28,9 @@ from .streamer.config import parse_document
 from .streamer.props import read_text
 
 PROG = "python -m hudi_jobs.table_service"
-COMPACTION, CATALOG_SYNC = "compaction", "catalogSync"
-SERVICES = (COMPACTION, CATALOG_SYNC)
-FIELDS = ("basePath", "tableName", "service", "hoodieConf")
+COMPACTION, CLEAN, SAVEPOINT, CATALOG_SYNC = "compaction", "clean", "savepoint", "catalogSync"
+SERVICES = (COMPACTION, CLEAN, SAVEPOINT, CATALOG_SYNC)
+FIELDS = ("basePath", "tableName", "service", "hoodieConf", "keepSavepoints")
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,7 @@ class TableServiceConfig:
     table_name: str
     service: str
     props: Mapping[str, str]
+    keep_savepoints: int = 0
 
 
 def parse_config(data: Any, where: str) -> TableServiceConfig:
@@ -53,8 +57,11 @@ def parse_config(data: Any, where: str) -> TableServiceConfig:
     conf = data.get("hoodieConf") or {}
     if not isinstance(conf, dict):
         raise HoodieConfigError(f"{where}: hoodieConf must be a map of option → value")
+    keep = data.get("keepSavepoints") or 0
+    if not isinstance(keep, int) or keep < 0:
+        raise HoodieConfigError(f"{where}: keepSavepoints must be a whole number (0 keeps all)")
     return TableServiceConfig(str(data["basePath"]), str(data.get("tableName") or data["basePath"]),
-                              data["service"], {str(k): str(v) for k, v in conf.items()})
+                              data["service"], {str(k): str(v) for k, v in conf.items()}, keep)
 
 
 def load_config(path: str) -> TableServiceConfig:
@@ -74,17 +81,39 @@ def run_service(cfg: TableServiceConfig) -> list[str]:
 
     from .session import job_spark_session
     if not HoodieTable.exists(cfg.base_path):
-        _say(f"{cfg.table_name}: no table at {cfg.base_path} yet, nothing to compact")
+        _say(f"{cfg.table_name}: no table at {cfg.base_path} yet, nothing to do")
         return []
-    spark = job_spark_session(f"hudi-compaction-{cfg.table_name}")
     table = HoodieTable.load(cfg.base_path)
+    if cfg.service == SAVEPOINT:
+        return _savepoint(table, cfg.keep_savepoints)
+    spark = job_spark_session(f"hudi-{cfg.service}-{cfg.table_name}")
+    if cfg.service == CLEAN:
+        from hudi_engine.services.archive import archive_inline
+        from hudi_engine.services.clean import run_clean
+        done = run_clean(table, props, spark, force=True)
+        return done + [f"archived {i.timestamp}" for i in archive_inline(table.reload(), props)]
     schedule_compaction(table, props)
     return run_compactions(spark, table.reload(), options=props)
 
 
+def _savepoint(table, keep: int) -> list[str]:
+    """Savepoint the latest commit unless it already is; drop the oldest beyond ``keep``."""
+    from hudi_engine.services.savepoint import create_savepoint, delete_savepoint, list_savepoints
+    latest = table.timeline.last_completed_write()
+    existing = [s.instant for s in list_savepoints(table)]
+    if latest is None or latest.timestamp in existing:
+        return []
+    done = [f"savepoint {create_savepoint(table.reload(), latest.timestamp, comments='scheduled').timestamp}"]
+    existing.append(latest.timestamp)
+    for old in existing[:-keep] if keep else []:
+        delete_savepoint(table.reload(), old)
+        done.append(f"deleted savepoint {old}")
+    return done
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog=PROG, description="Run one table service (compaction or catalog sync) of a Hudi table.", formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog=PROG, description="Run one table service (compaction, clean, savepoint or catalog sync) of a Hudi table.", formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="example:\n  python -m hudi_jobs.table_service --job-config /etc/hudi/job/job-config.yaml\n\n"
                "job config:\n  basePath: s3://lake/orders\n  tableName: orders\n  service: compaction\n")
     parser.add_argument("--job-config", required=True, metavar="FILE", help="the service's job config (YAML/JSON)")

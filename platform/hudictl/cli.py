@@ -4,12 +4,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import compact, demo, hive_sync, render, run, status, table
+from . import clean, compact, demo, hive_sync, render, run, status, table
 
 EPILOG = """examples:
   hudictl demo                         # three commits into ./demo-lakehouse, every query printed
   hudictl demo --path /tmp/lake --keep # keep the table afterwards
   hudictl compact --base-path ./lake/trips --mode scheduleAndExecute
+  hudictl clean --base-path ./lake/trips --hoodie-conf hoodie.cleaner.commits.retained=5
+  hudictl archive --base-path ./lake/trips
+  hudictl savepoint create --base-path ./lake/trips     # then: savepoint list|restore|delete
   hudictl hive-sync --base-path ./lake/trips --metastore-uris thrift://localhost:9083
   hudictl render -f orders-table.yaml -f orders-pipeline.yaml | kubectl apply -f -
   hudictl run -f orders-table.yaml -f orders-pipeline.yaml --once --secrets-dir ./secrets
@@ -23,6 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     demo.add_parser(sub)
+    clean.add_parser(sub)
     compact.add_parser(sub)
     hive_sync.add_parser(sub)
     render.add_parser(sub)

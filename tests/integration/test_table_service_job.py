@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_job(*args):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     return subprocess.run([sys.executable, str(ROOT / "jobs" / "main.py"), *args], env=env, cwd=ROOT,
                           capture_output=True, text=True, timeout=600)
 
@@ -43,11 +43,37 @@ def test_compaction_job_compacts_a_merge_on_read_table(spark, tmp_path):
     assert sorted(zip(ro.column("name").to_pylist(), ro.column("fruit").to_pylist())) == expected
 
 
+def test_clean_and_savepoint_jobs(spark, tmp_path):
+    base = str(tmp_path / "fruit")
+    options = {**FRUIT_OPTIONS, "hoodie.datasource.write.operation": "upsert", "hoodie.clean.automatic": "false"}
+
+    def commit(ts):
+        return write(spark.createDataFrame([("jack", f"apple-{ts}", "eu", ts)], FRUIT_SCHEMA), base, options)
+
+    commits = [commit(ts) for ts in (1, 2, 3)]
+    config = tmp_path / "job-config.json"
+
+    def job(service, **fields):
+        config.write_text(json.dumps({"basePath": base, "tableName": "fruit", "service": service, **fields}))
+        done = run_job("table-service", "--job-config", str(config))
+        assert done.returncode == 0, done.stderr[-3000:]
+
+    job("clean", hoodieConf={"hoodie.cleaner.commits.retained": "1"})
+    assert sorted(p.name.rsplit("_", 1)[-1][:-len(".parquet")] for p in Path(base, "eu").glob("*.parquet")) \
+        == commits[1:]
+    job("savepoint", keepSavepoints=1)
+    later = commit(4)
+    job("savepoint", keepSavepoints=1)
+    table = HoodieTable.load(base)
+    assert [i.timestamp for i in table.timeline.filter(["savepoint"])] == [later]
+    assert sorted(zip(*[hudi_rs_read(base).column(c).to_pylist() for c in ("name", "fruit")])) == [("jack", "apple-4")]
+
+
 def test_bad_job_configs_exit_2_naming_the_field(tmp_path):
     config = tmp_path / "job-config.yaml"
     config.write_text("basePath: /tmp/x\nservice: cleaning\n")
     done = run_job("table-service", "--job-config", str(config))
-    assert done.returncode == 2 and "service 'cleaning' is not one of compaction, catalogSync" in done.stderr
+    assert done.returncode == 2 and "service 'cleaning' is not one of compaction, clean, savepoint, catalogSync" in done.stderr
     config.write_text("basePath: /tmp/x\nservise: compaction\n")
     done = run_job("table-service", "--job-config", str(config))
     assert done.returncode == 2 and "did you mean service" in done.stderr

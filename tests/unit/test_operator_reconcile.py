@@ -419,9 +419,9 @@ def test_pending_compactions_are_counted_and_due_compaction_marked(fixture_table
 
 
 def test_a_table_without_commits_is_pending_and_the_plan_warnings_are_told():
-    status = table_status.status(None, {}, None, 1, T0, ("cleaning is not run yet",))
+    status = table_status.status(None, {}, None, 1, T0, ("clustering is not run yet",))
     assert status["phase"] == "Pending" and find(status["conditions"], "Progressing")["status"] == "True"
-    assert status["message"].endswith("; cleaning is not run yet")
+    assert status["message"].endswith("; clustering is not run yet")
 
 
 @pytest.mark.spark

@@ -453,31 +453,38 @@ def test_copy_on_write_has_no_compaction():
     assert not any(k.startswith("hoodie.compact.") for k in conf(plan))
 
 
-@pytest.mark.parametrize("services, path", [
-    ({"cleaning": {"mode": "scheduled", "schedule": "@daily"}}, "spec.services.cleaning.mode"),
-    ({"clustering": {"mode": "scheduled", "schedule": "@daily"}}, "spec.services.clustering.mode"),
-])
-def test_scheduled_services_the_engine_lacks_are_refused_not_faked(services, path):
+def test_scheduled_clustering_the_engine_lacks_is_refused_not_faked():
     with pytest.raises(PlanError) as err:
-        plan_table(table(services=services), SETTINGS)
-    assert err.value.path == path and "not available yet" in err.value.message
+        plan_table(table(services={"clustering": {"mode": "scheduled", "schedule": "@daily"}}), SETTINGS)
+    assert err.value.path == "spec.services.clustering.mode" and "not available yet" in err.value.message
     assert err.value.resource == "HudiTable/orders"
 
 
-def test_inline_services_the_engine_lacks_only_warn():
-    plan = plan_table(table(services={"cleaning": {"mode": "inline"}, "clustering": {"mode": "inline"}}), SETTINGS)
-    assert plan.jobs == ()
-    assert [w.split(":")[1].strip() for w in plan.warnings] == ["spec.services.cleaning.mode is inline, but this "
-                                                               "platform's engine does not run cleaning yet",
-                                                               "spec.services.clustering.mode is inline, but this "
-                                                               "platform's engine does not run clustering yet"]
-    assert all(w.startswith("HudiTable/orders: ") for w in plan.warnings)
+def test_inline_cleaning_reaches_the_writer_and_inline_clustering_only_warns():
+    cleaning = {"mode": "inline", "policy": "KEEP_LATEST_FILE_VERSIONS", "retainFileVersions": 2}
+    plan = planned(table(services={"cleaning": cleaning, "clustering": {"mode": "inline"}}), pipeline())
+    assert conf(plan)["hoodie.clean.automatic"] == "true"
+    assert conf(plan)["hoodie.cleaner.policy"] == "KEEP_LATEST_FILE_VERSIONS"
+    assert conf(plan)["hoodie.cleaner.fileversions.retained"] == "2"
+    warnings = plan_table(table(services={"cleaning": cleaning, "clustering": {"mode": "inline"}}), SETTINGS).warnings
+    assert [w.split(":")[1].strip() for w in warnings] == ["spec.services.clustering.mode is inline, but this "
+                                                          "platform's engine does not run clustering yet"]
 
 
-def test_savepoints_are_refused():
-    with pytest.raises(PlanError) as err:
-        plan_table(table(savepoints={"schedule": "@daily"}), SETTINGS)
-    assert err.value.path == "spec.savepoints" and "not available yet" in err.value.message
+def test_scheduled_cleaning_is_a_table_service_job_and_the_writer_does_not_clean():
+    cleaning = {"mode": "scheduled", "schedule": "@daily", "retainCommits": 4}
+    t = table(services={"cleaning": cleaning})
+    job = only(planned_table(t))
+    assert job.name == "orders-clean" and job.application["spec"]["schedule"] == "@daily"
+    assert job.job_config["service"] == "clean"
+    assert job.job_config["hoodieConf"]["hoodie.cleaner.commits.retained"] == "4"
+    assert conf(planned(t, pipeline()))["hoodie.clean.automatic"] == "false"
+
+
+def test_scheduled_savepoints_are_a_table_service_job():
+    job = only(planned_table(table(savepoints={"schedule": "0 0 * * 0", "keep": 3})))
+    assert job.name == "orders-savepoint" and job.application["spec"]["schedule"] == "0 0 * * 0"
+    assert (job.job_config["service"], job.job_config["keepSavepoints"]) == ("savepoint", 3)
 
 
 def test_declared_columns_become_the_sources_schema_file():

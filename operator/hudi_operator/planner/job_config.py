@@ -26,9 +26,6 @@ from .settings import OperatorSettings
 from .spark_app import Mounts
 
 SOURCE_SCHEMA_FILE = "source-schema.avsc"   # beside job-config.yaml, from the table's declared columns
-# Hudi's archival keys (HoodieArchivalConfig); the engine defines no constants for them yet.
-KEEP_MIN_COMMITS = "hoodie.keep.min.commits"
-KEEP_MAX_COMMITS = "hoodie.keep.max.commits"
 _FILE_SOURCES = {"json": "JsonDFSSource", "csv": "CsvDFSSource", "parquet": "ParquetDFSSource",
                  "avro": "AvroDFSSource"}
 _KAFKA_SOURCES = {"json": "JsonKafkaSource", "avro": "AvroKafkaSource"}
@@ -73,8 +70,11 @@ def table_options(table) -> dict[str, str]:
         C.PARQUET_MAX_FILE_SIZE.key: str(spec.file_sizing.max_file_size_bytes),
         C.PARQUET_SMALL_FILE_LIMIT.key: str(spec.file_sizing.small_file_limit_bytes),
         C.CDC_ENABLED.key: _flag(spec.cdc.enabled),
-        KEEP_MIN_COMMITS: str(spec.services.archival.min_commits),
-        KEEP_MAX_COMMITS: str(spec.services.archival.max_commits),
+        C.KEEP_MIN_COMMITS.key: str(spec.services.archival.min_commits),
+        C.KEEP_MAX_COMMITS.key: str(spec.services.archival.max_commits),
+        **cleaning_options(spec.services.cleaning),
+        # the writer cleans only when the table says inline; a scheduled job or nobody otherwise
+        C.CLEAN_AUTOMATIC.key: _flag(spec.services.cleaning.mode == "inline"),
     }
     if spec.cdc.enabled:
         opts[C.CDC_LOGGING_MODE.key] = spec.cdc.logging_mode
@@ -94,6 +94,14 @@ def compaction_triggers(compaction) -> dict[str, str]:
     return {C.COMPACT_TRIGGER_STRATEGY.key: compaction.trigger_strategy,
             C.COMPACT_MAX_DELTA_COMMITS.key: str(compaction.max_delta_commits),
             C.COMPACT_MAX_DELTA_SECONDS.key: str(compaction.max_delta_seconds)}
+
+
+def cleaning_options(cleaning) -> dict[str, str]:
+    """The cleaner policy, for whichever job cleans (the writer inline, or the service)."""
+    return {C.CLEANER_POLICY.key: cleaning.policy,
+            C.CLEANER_COMMITS_RETAINED.key: str(cleaning.retain_commits),
+            C.CLEANER_FILE_VERSIONS_RETAINED.key: str(cleaning.retain_file_versions),
+            C.CLEANER_HOURS_RETAINED.key: str(cleaning.retain_hours)}
 
 
 def catalog_options(table) -> dict[str, str]:

@@ -1,18 +1,18 @@
-"""A HudiTable's table services as jobs of their own: scheduled compaction and scheduled catalog sync
-run the ``table-service`` job on a cron schedule. Services the engine cannot run yet (cleaning,
-clustering, savepoints) are refused with the field to change — never planned as a job that would
-pretend to do them."""
+"""A HudiTable's table services as jobs of their own: scheduled compaction, cleaning, savepoints and
+catalog sync run the ``table-service`` job on a cron schedule. Services the engine cannot run yet
+(clustering) are refused with the field to change — never planned as a job that would pretend to
+do them."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
 from hudi_engine.errors import HoodieConfigError
-from hudi_jobs.table_service import CATALOG_SYNC, COMPACTION, parse_config
+from hudi_jobs.table_service import CATALOG_SYNC, CLEAN, COMPACTION, SAVEPOINT, parse_config
 
 from ..api.table import MERGE_ON_READ
 from .errors import PlanError
-from .job_config import compaction_triggers, table_options
+from .job_config import cleaning_options, compaction_triggers, table_options
 from .settings import OperatorSettings
 
 
@@ -29,19 +29,14 @@ class TableService:
 
 def check_available(spec) -> tuple[str, ...]:
     """Refuse the scheduled services the engine does not implement yet, naming the field to change;
-    inline ones (cleaning is inline by default, as in Hudi) only warn, as writers cannot run them yet."""
-    services = spec.services
-    for name, service in (("cleaning", services.cleaning), ("clustering", services.clustering)):
-        if service.mode == "scheduled":
-            raise PlanError(f"spec.services.{name}.mode",
-                            f"scheduled {name} is not available yet: this platform's engine does not run "
-                            f"{name}; set it to disabled (or inline, which is not run yet either)")
-    if spec.savepoints is not None:
-        raise PlanError("spec.savepoints", "scheduled savepoints are not available yet; remove spec.savepoints")
-    return tuple(f"spec.services.{name}.mode is inline, but this platform's engine does not run {name} yet: "
-                 + ("old file versions are kept" if name == "cleaning" else "files are not reorganised")
-                 for name, service in (("cleaning", services.cleaning), ("clustering", services.clustering))
-                 if service.mode == "inline")
+    inline ones only warn, as writers cannot run them yet."""
+    clustering = spec.services.clustering
+    if clustering.mode == "scheduled":
+        raise PlanError("spec.services.clustering.mode",
+                        "scheduled clustering is not available yet: this platform's engine does not run "
+                        "clustering; set it to disabled (or inline, which is not run yet either)")
+    return (("spec.services.clustering.mode is inline, but this platform's engine does not run clustering "
+             "yet: files are not reorganised",) if clustering.mode == "inline" else ())
 
 
 def table_services(table, settings: OperatorSettings) -> list[TableService]:
@@ -54,18 +49,26 @@ def table_services(table, settings: OperatorSettings) -> list[TableService]:
         found.append(TableService(COMPACTION, "compaction", compaction.schedule, compaction.spark,
                                   service_job_config(table, COMPACTION,
                                                      {**compaction_triggers(compaction), **options})))
+    cleaning = spec.services.cleaning
+    if cleaning.mode == "scheduled":
+        found.append(TableService(CLEAN, "clean", cleaning.schedule, cleaning.spark,
+                                  service_job_config(table, CLEAN, {**options, **cleaning_options(cleaning)})))
+    if spec.savepoints is not None:
+        found.append(TableService(SAVEPOINT, "savepoint", spec.savepoints.schedule, None,
+                                  service_job_config(table, SAVEPOINT, options,
+                                                     keepSavepoints=spec.savepoints.keep)))
     if spec.catalog_sync:
         found.append(TableService(CATALOG_SYNC, "catalog-sync", settings.catalog_sync_schedule, None,
                                   service_job_config(table, CATALOG_SYNC, options)))
     return found
 
 
-def service_job_config(table, service: str, options: dict[str, str]) -> dict[str, Any]:
+def service_job_config(table, service: str, options: dict[str, str], **extra: Any) -> dict[str, Any]:
     """The ``table-service`` job's config (compaction schedules and executes what is due; catalog
     sync runs the Hive sync with the hoodie.datasource.hive_sync.* options), checked by the job."""
     document = {"basePath": table.spec.base_path,
                 "tableName": table.spec.effective_table_name(table.metadata.name),
-                "service": service, "hoodieConf": dict(options)}
+                "service": service, "hoodieConf": dict(options), **extra}
     try:
         parse_config(document, "generated by the operator")
     except HoodieConfigError as exc:

@@ -68,6 +68,10 @@ class FileSystemView:
             f for f in storage.list("", recursive=True)
             if not (f.path == META_DIR or f.path.startswith(META_DIR + "/"))]
 
+    def data_files(self) -> list[FileInfo]:
+        """The listing this view was built from (everything outside ``.hoodie/``)."""
+        return list(self._files)
+
     def partitions(self) -> list[str]:
         return sorted({partition_of(f.path) for f in self._files if parse_base_file_name(
             posixpath.basename(f.path)) or parse_log_file_name(posixpath.basename(f.path))})
@@ -84,6 +88,8 @@ class FileSystemView:
                     include_replaced: bool = False) -> list[FileGroup]:
         """File groups with the slices committed at or before ``as_of`` (latest when None)."""
         committed = {i.timestamp for i in self.timeline.completed_writes(until=as_of)}
+        # Instants older than the active timeline were archived after completing (as Hudi assumes).
+        start = self.timeline.start
         slices: dict[tuple[str, str], dict[str, FileSlice]] = defaultdict(dict)
         logs: list[tuple[str, LogFile]] = []
         for f in self._files:
@@ -92,7 +98,8 @@ class FileSystemView:
                 continue
             base = parse_base_file_name(name)
             if base is not None:
-                if base.instant in committed:
+                if base.instant in committed or (start is not None and base.instant < start
+                                                 and (as_of is None or base.instant <= as_of)):
                     slices[(partition, base.file_id)][base.instant] = FileSlice(
                         partition, base.file_id, base.instant,
                         BaseFile(f.path, base.file_id, base.instant, f.size))

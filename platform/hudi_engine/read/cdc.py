@@ -68,7 +68,7 @@ def plan_cdc(table: HoodieTable, options: dict | None = None) -> CDCPlan:
     spec = merge_spec(table) if table.table_type == "MERGE_ON_READ" else None
     completed = frozenset(i.timestamp for i in timeline.completed_writes())
     return CDCPlan(tuple(tuple(s) for s in splits.values()), mode, table_schema(table), completed,
-                   timeline.instants[0].timestamp if timeline.instants else None, spec)
+                   timeline.start, spec)
 
 
 def read_cdc(spark: SparkSession, table: HoodieTable, options: dict | None = None) -> DataFrame:

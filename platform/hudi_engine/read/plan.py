@@ -13,6 +13,8 @@ from ..file_group.fs_view import FileSlice
 from ..file_group.log_scanner import Visibility
 from ..keygen import key_generator_from_config
 from ..schema.avro import META_FIELDS, avro_to_arrow
+from ..services.archive import check_incremental_begin
+from ..services.clean import check_read_instant
 from ..table.meta_client import HoodieTable, merge_mode
 from ..timeline.instant import Instant, normalize_instant
 from ..write.merge import MergeSpec
@@ -48,6 +50,7 @@ def plan_read(table: HoodieTable, options: dict | None = None) -> ReadPlan:
     as_of = cfg.get_str(C.AS_OF_INSTANT)
     if as_of is not None:
         as_of = normalize_instant(as_of, C.AS_OF_INSTANT.key)
+        check_read_instant(table, as_of, C.AS_OF_INSTANT.key)
         last = timeline.last_completed_write(until=as_of)
         if last is None:
             return ReadPlan((), table_schema(table, as_of))
@@ -70,7 +73,7 @@ def slice_merge(table: HoodieTable, cfg: HoodieConfig, as_of: str | None) -> Sli
         return None
     timeline = table.timeline
     visibility = Visibility(frozenset(i.timestamp for i in timeline.completed_writes(until=as_of)),
-                            timeline.instants[0].timestamp if timeline.instants else None, as_of)
+                            timeline.start, as_of)
     return SliceMerge(visibility, merge_spec(table),
                       skip_merge=cfg.get_str(C.MERGE_TYPE).lower() == "skip_merge",
                       keygen=None if table.populate_meta_fields else key_generator_from_config(table.config))
@@ -96,6 +99,7 @@ def incremental_commits(table: HoodieTable, cfg: HoodieConfig) -> list[Instant]:
     begin = normalize_instant(begin, C.BEGIN_INSTANTTIME.key)
     end = cfg.get_str(C.END_INSTANTTIME)
     end = normalize_instant(end, C.END_INSTANTTIME.key) if end else None
+    check_incremental_begin(table, begin)
     if table.layout_version >= 2:
         return [i for i in timeline.completed_writes()
                 if i.completion_time > begin and (end is None or i.completion_time <= end)]
@@ -112,6 +116,7 @@ def _incremental(table: HoodieTable, cfg: HoodieConfig) -> ReadPlan:
     if not commits:
         return ReadPlan((), table_schema(table, schema_as_of), ())
     as_of = max(i.timestamp for i in commits)
+    check_read_instant(table, as_of, f"the incremental window's last commit (up to {C.END_INSTANTTIME.key})")
     touched: set[tuple[str, str]] = set()
     for instant in commits:
         meta = timeline.commit_metadata(instant)

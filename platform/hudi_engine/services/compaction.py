@@ -118,7 +118,7 @@ def _execute(spark: SparkSession, table: HoodieTable, requested: Instant, option
     ctx = WriteContext(table.storage, requested.timestamp, data_schema, to_json(add_meta_fields(avro)),
                        {**(options or {}), **table.props})
     visibility = Visibility(frozenset(i.timestamp for i in timeline.completed_writes(until=requested.timestamp)),
-                            timeline.instants[0].timestamp, requested.timestamp)
+                            timeline.start, requested.timestamp)
     task = CompactFileGroup(ctx, tuple(operations), SliceMerge(visibility, merge_spec(table)))
     inflight = timeline.transition_to_inflight(requested)
     _progress(f"compaction {requested.timestamp}: merging {len(operations)} file groups")

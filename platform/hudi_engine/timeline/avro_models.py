@@ -201,6 +201,86 @@ def compaction_plan_schema() -> dict:
     ], top_level=True)
 
 
+# --- clean, savepoint, restore ------------------------------------------------------------------
+
+def cleaner_plan_schema() -> dict:
+    """``HoodieCleanerPlan``: content of ``<ts>.clean.requested`` (and ``.clean.inflight``)."""
+    action_instant = _record("HoodieActionInstant", [
+        _field("timestamp", _string()), _field("action", _string()), _field("state", _string()),
+    ])
+    clean_file_info = _record("HoodieCleanFileInfo", [
+        _optional("filePath", _string()), _optional("isBootstrapBaseFile", "boolean"),
+    ])
+    return _record("HoodieCleanerPlan", [
+        _optional("earliestInstantToRetain", action_instant),
+        _field("policy", _string()),
+        _optional("filesToBeDeletedPerPartition", _map(_array(_string()))),
+        _version(),
+        _optional("filePathsToBeDeletedPerPartition", _map(_array(clean_file_info))),
+        _optional("partitionsToBeDeleted", _array(_string())),
+    ], top_level=True)
+
+
+def _clean_partition_metadata() -> dict:
+    return _record("HoodieCleanPartitionMetadata", [
+        _field("partitionPath", _string()), _field("policy", _string()),
+        _field("deletePathPatterns", _array(_string())), _field("successDeleteFiles", _array(_string())),
+        _field("failedDeleteFiles", _array(_string())), _optional("isPartitionDeleted", "boolean"),
+    ])
+
+
+def clean_metadata_schema() -> dict:
+    """``HoodieCleanMetadata``: content of the completed ``.clean`` file."""
+    return _record("HoodieCleanMetadata", [
+        _field("policy", _string(), ""),
+        _field("startCleanTime", _string()),
+        _field("timeTakenInMillis", "long"),
+        _field("totalFilesDeleted", "int"),
+        _field("earliestCommitToRetain", _string()),
+        _field("lastCompletedCommitTimestamp", _string(), ""),
+        _field("partitionMetadata", _map(_clean_partition_metadata())),
+        _version(),
+        _optional("bootstrapPartitionMetadata", _map("HoodieCleanPartitionMetadata")),
+    ], top_level=True)
+
+
+def savepoint_metadata_schema() -> dict:
+    """``HoodieSavepointMetadata``: content of the completed ``.savepoint`` file."""
+    partition = _record("HoodieSavepointPartitionMetadata", [
+        _field("partitionPath", _string()), _field("savepointDataFile", _array(_string())),
+    ])
+    return _record("HoodieSavepointMetadata", [
+        _field("savepointedBy", _string()),
+        _field("savepointedAt", "long"),
+        _field("comments", _string()),
+        _field("partitionMetadata", _map(partition)),
+    ], top_level=True)
+
+
+def restore_plan_schema() -> dict:
+    """``HoodieRestorePlan``: content of ``<ts>.restore.requested``."""
+    return _record("HoodieRestorePlan", [
+        _field("instantsToRollback", _array(_instant_info()), []),
+        _field("version", ["int", "null"], 2),
+        _optional("savepointToRestoreTimestamp", _string()),
+    ], top_level=True)
+
+
+def restore_metadata_schema() -> dict:
+    """``HoodieRestoreMetadata``: content of the completed ``.restore`` file; embeds each rollback."""
+    rollback = rollback_metadata_schema()
+    del rollback["namespace"]
+    return _record("HoodieRestoreMetadata", [
+        _field("startRestoreTime", _string()),
+        _field("timeTakenInMillis", "long"),
+        _field("instantsToRollback", _array(_string())),
+        _field("hoodieRestoreMetadata", _map(_array(["null", rollback]))),
+        _version(),
+        _field("restoreInstantInfo", _array("HoodieInstantInfo"), []),
+        _optional("extraMetadata", _map(_string())),
+    ], top_level=True)
+
+
 # --- commit metadata (Hudi 1.x) ----------------------------------------------------------------
 
 # Write-stat fields only a delta (log) write fills; the 0.x JSON omits them for base-file writes.
@@ -262,6 +342,11 @@ REQUESTED_REPLACE_METADATA = "requested_replace_metadata"
 COMMIT_METADATA = "commit_metadata"
 REPLACE_COMMIT_METADATA = "replace_commit_metadata"
 COMPACTION_PLAN = "compaction_plan"
+CLEANER_PLAN = "cleaner_plan"
+CLEAN_METADATA = "clean_metadata"
+SAVEPOINT_METADATA = "savepoint_metadata"
+RESTORE_PLAN = "restore_plan"
+RESTORE_METADATA = "restore_metadata"
 
 _SCHEMA_FACTORIES = {
     ROLLBACK_PLAN: rollback_plan_schema,
@@ -270,6 +355,11 @@ _SCHEMA_FACTORIES = {
     COMMIT_METADATA: commit_metadata_schema,
     REPLACE_COMMIT_METADATA: replace_commit_metadata_schema,
     COMPACTION_PLAN: compaction_plan_schema,
+    CLEANER_PLAN: cleaner_plan_schema,
+    CLEAN_METADATA: clean_metadata_schema,
+    SAVEPOINT_METADATA: savepoint_metadata_schema,
+    RESTORE_PLAN: restore_plan_schema,
+    RESTORE_METADATA: restore_metadata_schema,
 }
 SCHEMAS: dict[str, dict] = {kind: factory() for kind, factory in _SCHEMA_FACTORIES.items()}
 # Callers may also name a kind by Hudi's record name, short or full.
@@ -409,6 +499,19 @@ def _bytes_field(b: bytes) -> bytes:
     return _long_bytes(len(b)) + b
 
 
+def complete_record(kind: str, record: dict) -> dict:
+    """``record`` with every absent field at its default, checked against the kind's schema."""
+    kind = _resolve_kind(kind)
+    registry: dict = {}
+    _named_types(SCHEMAS[kind], registry)
+    full = _complete(SCHEMAS[kind], record, registry, SCHEMAS[kind]["name"])
+    try:
+        _fastavro_validate(full, _PARSED[kind], raise_errors=True)
+    except _ValidationError as exc:
+        raise ValueError(f"record does not match {SCHEMAS[kind]['name']}: {exc}") from exc
+    return full
+
+
 def encode_instant_avro(kind: str, record: dict, sync_marker: bytes | None = None) -> bytes:
     """Serialize one record as the Avro object container file Hudi writes for an instant.
 
@@ -418,13 +521,7 @@ def encode_instant_avro(kind: str, record: dict, sync_marker: bytes | None = Non
     tests only.
     """
     kind = _resolve_kind(kind)
-    registry: dict = {}
-    _named_types(SCHEMAS[kind], registry)
-    full = _complete(SCHEMAS[kind], record, registry, SCHEMAS[kind]["name"])
-    try:
-        _fastavro_validate(full, _PARSED[kind], raise_errors=True)
-    except _ValidationError as exc:
-        raise ValueError(f"record does not match {SCHEMAS[kind]['name']}: {exc}") from exc
+    full = complete_record(kind, record)
     datum = io.BytesIO()
     fastavro.schemaless_writer(datum, _PARSED[kind], full)
     datum_bytes = datum.getvalue()

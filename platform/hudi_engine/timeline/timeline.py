@@ -9,9 +9,11 @@ from typing import Iterable
 from ..errors import HoodieTimelineError
 from ..storage import Storage
 from .avro_models import parse_commit_metadata
-from .instant import WRITE_ACTIONS, Instant, State, parse_instant_file_name
+from .instant import (CLUSTERING, COMPACTION, LOG_COMPACTION, WRITE_ACTIONS, Instant, State,
+                      parse_instant_file_name)
 
 META_DIR = ".hoodie"
+_STARTS_TIMELINE = WRITE_ACTIONS + (COMPACTION, LOG_COMPACTION, CLUSTERING)
 
 
 @dataclass(frozen=True)
@@ -24,14 +26,16 @@ class Timeline:
     @classmethod
     def load(cls, storage: Storage, layout_version: int = 1, timeline_path: str = "timeline") -> "Timeline":
         timeline_dir = f"{META_DIR}/{timeline_path}" if layout_version >= 2 else META_DIR
-        latest: dict[str, Instant] = {}
+        # Keyed by time and completed action: a savepoint shares its commit's time.
+        latest: dict[tuple[str, str], Instant] = {}
         for info in storage.list(timeline_dir):
             instant = parse_instant_file_name(info.path.rsplit("/", 1)[-1])
             if instant is None:
                 continue
-            seen = latest.get(instant.timestamp)
+            key = (instant.timestamp, instant.with_state(State.COMPLETED).action)
+            seen = latest.get(key)
             if seen is None or instant.state > seen.state:
-                latest[instant.timestamp] = instant
+                latest[key] = instant
         return cls(storage, tuple(sorted(latest.values())), layout_version, timeline_dir)
 
     # --- queries ---------------------------------------------------------------------------------
@@ -52,6 +56,13 @@ class Timeline:
         return self.filter(actions, completed=False)
 
     @property
+    def start(self) -> str | None:
+        """Where the active timeline starts: its first write or table service that writes files.
+        Files of older instants completed and were archived (Hudi's isBeforeTimelineStarts);
+        cleans, rollbacks, restores and savepoints do not count."""
+        return next((i.timestamp for i in self.instants if i.action in _STARTS_TIMELINE), None)
+
+    @property
     def last_instant_time(self) -> str | None:
         return self.instants[-1].timestamp if self.instants else None
 
@@ -61,7 +72,10 @@ class Timeline:
 
     @cached_property
     def _by_ts(self) -> dict[str, Instant]:
-        return {i.timestamp: i for i in self.instants}
+        by_ts: dict[str, Instant] = {}
+        for i in self.instants:  # a write before the savepoint sharing its time
+            by_ts.setdefault(i.timestamp, i)
+        return by_ts
 
     def get(self, timestamp: str) -> Instant | None:
         return self._by_ts.get(timestamp)

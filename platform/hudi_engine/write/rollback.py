@@ -53,6 +53,7 @@ def _rollback_requests(table: HoodieTable, instant: Instant) -> list[dict]:
     storage = table.storage
     marked = marked_files(storage, instant.timestamp)
     appended = {path for path, io_type in marked.items() if io_type == "APPEND" and storage.exists(path)}
+    appended |= _appended_by_commit(table, instant)
     candidates = set(marked) - appended
     for info in storage.list("", recursive=True):
         if info.path.startswith(META_DIR + "/"):
@@ -79,6 +80,17 @@ def _rollback_requests(table: HoodieTable, instant: Instant) -> list[dict]:
                   "filesToBeDeleted": [], "logBlocksToBeDeleted": blocks}
                  for (partition, file_id, base_instant), blocks in sorted(logs.items())]
     return requests
+
+
+def _appended_by_commit(table: HoodieTable, instant: Instant) -> set[str]:
+    """Log files a completed instant appended blocks to (a restore rolls back completed writes, whose
+    markers are gone): named after an older base instant, so a name match would miss them."""
+    if not instant.is_completed:
+        return set()
+    stats = table.timeline.commit_metadata(instant).get("partitionToWriteStats") or {}
+    paths = {s["path"] for group in stats.values() for s in group if s.get("path")}
+    return {p for p in paths if (log := parse_log_file_name(posixpath.basename(p))) is not None
+            and log.instant != instant.timestamp and table.storage.exists(p)}
 
 
 def _execute(table: HoodieTable, rollback_instant: Instant, plan: dict) -> Instant:
@@ -109,6 +121,7 @@ def _execute(table: HoodieTable, rollback_instant: Instant, plan: dict) -> Insta
     if target["action"] == COMPACTION:
         storage.delete(timeline.path_of(pending.with_state(State.INFLIGHT)))
     else:
+        storage.delete(timeline.path_of(pending.with_state(State.COMPLETED)))  # a restore's target
         timeline.delete_pending_files(pending)
     metadata = {
         "startRollbackTime": rollback_instant.timestamp,

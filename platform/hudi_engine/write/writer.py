@@ -22,6 +22,8 @@ from ..errors import HoodieConfigError, HoodieError, HoodieValidationError
 from ..file_group.fs_view import FileSlice
 from ..keygen import key_generator_from_config
 from ..services.compaction import compact_inline, pending_compaction_groups
+from ..services.inline import table_services_after_commit
+from ..services.savepoint import finish_pending_restore
 from ..sync import sync_after_commit
 from ..schema.avro import add_meta_fields, arrow_schema_compatible, arrow_to_avro, avro_to_arrow, to_json
 from ..table.meta_client import HoodieTable, merge_mode
@@ -51,10 +53,11 @@ def write(df: DataFrame, base_path: str, options: dict | None = None,
     # The table's persisted settings win over the write's aliases (check_write_options refused
     # any disagreement on record identity).
     cfg = HoodieConfig({**cfg.raw(), **table.props})
-    table = rollback_failed_writes(table)
+    table = rollback_failed_writes(finish_pending_restore(table))
     committed = _Write(df, table, cfg, operation, extra_metadata or {}).run()
     if table.table_type == "MERGE_ON_READ" and (cfg.get(C.COMPACT_INLINE) or cfg.get(C.COMPACT_SCHEDULE_INLINE)):
         compact_inline(df.sparkSession, table.reload(), cfg.raw(), execute=cfg.get(C.COMPACT_INLINE))
+    table_services_after_commit(df.sparkSession, table.reload(), cfg.raw())
     sync_after_commit(base_path, cfg.raw())
     return committed
 

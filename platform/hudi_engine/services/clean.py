@@ -1,0 +1,215 @@
+"""Cleaning: plan (``<ts>.clean.requested``, a ``HoodieCleanerPlan``), delete, record (``<ts>.clean``).
+
+The plan is written before any file goes, so a clean killed half way is finished from its plan by
+the next run (deleting a file twice is harmless). Deletes run on Spark executors when a plan holds
+many files and a session is at hand, otherwise in this process; either way through ``Storage``.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import posixpath
+import sys
+import time
+from collections import defaultdict
+
+from .. import config as C
+from ..config import HoodieConfig
+from ..errors import HoodieTimelineError
+from ..file_group.fs_view import FileSystemView, LogFile
+from ..file_group.naming import parse_log_file_name
+from ..storage import Storage
+from ..table.meta_client import HoodieTable
+from ..timeline.avro_models import CLEAN_METADATA, CLEANER_PLAN, decode_instant_avro, encode_instant_avro
+from ..timeline.instant import (CLEAN, CLUSTERING, COMPACTION, REPLACE_COMMIT, SAVEPOINT, Instant, State,
+                                new_instant_time)
+from .clean_plan import (COMMIT_ACTIONS, KEEP_LATEST_BY_HOURS, KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS,
+                         Retention,
+                         TableState, check_queryable, clean_due, cleaner_plan, earliest_commit_to_retain,
+                         earliest_queryable, files_to_clean)
+from .compaction_plan import planned_file_groups
+
+# Below this many files a plan is deleted in-process: starting Spark tasks costs more.
+DISTRIBUTE_AT = 500
+
+
+def retention(cfg: HoodieConfig) -> Retention:
+    return Retention(cfg.get_str(C.CLEANER_POLICY).upper(), cfg.get(C.CLEANER_COMMITS_RETAINED),
+                     cfg.get(C.CLEANER_FILE_VERSIONS_RETAINED), cfg.get(C.CLEANER_HOURS_RETAINED))
+
+
+def _requested_plan(table: HoodieTable, instant: Instant) -> dict:
+    return decode_instant_avro(table.timeline.read_details(
+        Instant(instant.timestamp, instant.action, State.REQUESTED)))
+
+
+def savepointed_files(table: HoodieTable) -> frozenset[str]:
+    names: set[str] = set()
+    for sp in table.timeline.filter([SAVEPOINT], completed=True):
+        meta = decode_instant_avro(table.timeline.read_details(sp))
+        for partition in meta["partitionMetadata"].values():
+            names.update(partition["savepointDataFile"])
+    return frozenset(names)
+
+
+def table_state(table: HoodieTable, view: FileSystemView) -> TableState:
+    """Savepoints, pending compactions/clusterings and replaced file groups, from the timeline."""
+    bases: dict[tuple[str, str], str] = {}
+    for instant in table.timeline.pending([COMPACTION]):
+        for op in _requested_plan(table, instant).get("operations") or []:
+            bases[(op["partitionPath"], op["fileId"])] = op["baseInstantTime"]
+    clustering: set[tuple[str, str]] = set()
+    for instant in table.timeline.pending([REPLACE_COMMIT, CLUSTERING]):
+        try:
+            plan = _requested_plan(table, instant)
+        except HoodieTimelineError:  # an insert_overwrite's requested file may be empty: it plans no clustering
+            continue
+        if plan.get("clusteringPlan"):
+            clustering |= planned_file_groups(plan)
+    replaced = {}
+    for instant in table.timeline.filter([REPLACE_COMMIT], completed=True):
+        for partition, ids in (table.timeline.commit_metadata(instant).get("partitionToReplaceFileIds") or {}).items():
+            replaced.update({(partition, fid): instant.timestamp for fid in ids})
+    return TableState(savepointed_files(table), bases, frozenset(clustering), replaced)
+
+
+def _cdc_logs(view: FileSystemView, groups) -> dict:
+    """CDC log files by file group and the slice (base instant) they were written with."""
+    slices = {(g.partition, g.file_id): sorted(s.base_instant for s in g.slices) for g in groups}
+    out: dict = defaultdict(lambda: defaultdict(list))
+    for f in view.data_files():
+        log = parse_log_file_name(posixpath.basename(f.path))
+        if log is None or not log.is_cdc:
+            continue
+        gid = (posixpath.dirname(f.path), log.file_id)
+        owners = [b for b in slices.get(gid, []) if b <= log.instant]
+        if owners:
+            out[gid][owners[-1]].append(LogFile(f.path, log.file_id, log.instant, log.version, f.size))
+    return out
+
+
+def schedule_clean(table: HoodieTable, options: dict | None = None, force: bool = False,
+                   now: _dt.datetime | None = None) -> Instant | None:
+    """Write a clean plan when a clean is due and finds files to delete; None otherwise."""
+    cfg = HoodieConfig({**(options or {}), **table.props})
+    timeline = table.timeline
+    if not force and not clean_due(timeline.instants, cfg.get(C.CLEAN_MAX_COMMITS)):
+        return None
+    keep = retention(cfg)
+    if now is None:  # instant times are local unless the table keeps its timeline in UTC
+        utc = cfg.get_str(C.TIMELINE_TIMEZONE).upper() == "UTC"
+        now = _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None) if utc else _dt.datetime.now()
+    earliest = earliest_commit_to_retain(timeline.instants, keep, now)
+    if earliest is None and keep.policy != KEEP_LATEST_FILE_VERSIONS:
+        return None  # the window still holds every commit: skip the listing
+    view = table.fs_view()
+    groups = view.file_groups(include_replaced=True)
+    files = files_to_clean(groups, keep, earliest and earliest.timestamp, table_state(table, view),
+                           _cdc_logs(view, groups))
+    if not files:
+        return None
+    plan = cleaner_plan(files, keep, earliest, table.storage.uri(""))
+    requested = Instant(new_instant_time(timeline.last_instant_time), CLEAN, State.REQUESTED)
+    timeline.create_requested(requested, encode_instant_avro(CLEANER_PLAN, plan))
+    _progress(f"clean {requested.timestamp} planned: {sum(map(len, files.values()))} files in "
+              f"{len(files)} partitions ({keep.policy})")
+    return requested
+
+
+def _delete_batch(storage: Storage, paths: list[str]) -> list[tuple[str, bool]]:
+    """(path, deleted or already gone) for each path; False only when the delete failed."""
+    results = []
+    for path in paths:
+        try:
+            storage.delete(path)
+            results.append((path, True))
+        except OSError:
+            results.append((path, False))
+    return results
+
+
+def delete_files(storage: Storage, paths: list[str], spark=None, parallelism: int = 200) -> dict[str, bool]:
+    if spark is None or len(paths) < DISTRIBUTE_AT:
+        return dict(_delete_batch(storage, paths))
+    slices = max(1, min(parallelism, len(paths) // 100))
+    rdd = spark.sparkContext.parallelize(paths, slices)
+    return dict(rdd.mapPartitions(lambda part: _delete_batch(storage, list(part))).collect())
+
+
+def execute_clean(table: HoodieTable, pending: Instant, spark=None) -> Instant:
+    """Delete what a clean plan lists and complete the clean (also a clean found interrupted)."""
+    timeline, storage = table.timeline, table.storage
+    started = time.monotonic()
+    plan_bytes = timeline.read_details(Instant(pending.timestamp, CLEAN, State.REQUESTED))
+    plan = decode_instant_avro(plan_bytes)
+    if pending.state == State.REQUESTED:
+        pending = timeline.transition_to_inflight(pending, plan_bytes)
+    root = storage.uri("").rstrip("/") + "/"
+    by_partition = {p: [i["filePath"][len(root):] if i["filePath"].startswith(root) else i["filePath"]
+                        for i in infos]
+                    for p, infos in (plan.get("filePathsToBeDeletedPerPartition") or {}).items()}
+    paths = [p for files in by_partition.values() for p in files]
+    _progress(f"clean {pending.timestamp}: deleting {len(paths)} files")
+    results = delete_files(storage, paths, spark, HoodieConfig(table.props).get(C.CLEANER_PARALLELISM))
+    policy = plan["policy"]
+    partitions = {
+        p: {"partitionPath": p, "policy": policy,
+            "deletePathPatterns": [posixpath.basename(f) for f in files],
+            "successDeleteFiles": [posixpath.basename(f) for f in files if results.get(f)],
+            "failedDeleteFiles": [posixpath.basename(f) for f in files if not results.get(f)],
+            "isPartitionDeleted": False}
+        for p, files in by_partition.items()}
+    commits = timeline.filter(COMMIT_ACTIONS, completed=True, until=pending.timestamp)
+    earliest = plan.get("earliestInstantToRetain") or {}
+    metadata = {
+        "policy": policy,
+        "startCleanTime": pending.timestamp,
+        "timeTakenInMillis": int((time.monotonic() - started) * 1000),
+        "totalFilesDeleted": sum(len(m["successDeleteFiles"]) for m in partitions.values()),
+        "earliestCommitToRetain": earliest.get("timestamp") or "",
+        "lastCompletedCommitTimestamp": commits[-1].timestamp if commits else "",
+        "partitionMetadata": partitions,
+        "version": 2,
+    }
+    done = timeline.complete(pending, encode_instant_avro(CLEAN_METADATA, metadata))
+    _progress(f"clean {pending.timestamp} completed: {metadata['totalFilesDeleted']} files deleted")
+    return done
+
+
+def run_clean(table: HoodieTable, options: dict | None = None, spark=None, force: bool = False,
+              now: _dt.datetime | None = None) -> list[str]:
+    """Finish cleans a killed run left pending, then schedule and execute a new one when due."""
+    done = []
+    for pending in table.timeline.pending([CLEAN]):
+        _progress(f"clean {pending.timestamp} was interrupted; completing it from its plan")
+        done.append(execute_clean(table.reload(), pending, spark).timestamp)
+    table = table.reload()
+    requested = schedule_clean(table, options, force=force, now=now)
+    if requested is not None:
+        done.append(execute_clean(table.reload(), requested, spark).timestamp)
+    return done
+
+
+def clean_inline(spark, table: HoodieTable, options: dict) -> list[str]:
+    """After a commit, as Hudi's ``hoodie.clean.automatic`` does (unless cleaning runs async)."""
+    cfg = HoodieConfig({**options, **table.props})
+    if not cfg.get(C.CLEAN_AUTOMATIC) or cfg.get(C.CLEAN_ASYNC):
+        return []
+    return run_clean(table, options, spark)
+
+
+def check_read_instant(table: HoodieTable, as_of: str, what: str) -> None:
+    """Refuse a time-travel or incremental read whose file versions were cleaned."""
+    cleans = table.timeline.filter([CLEAN], completed=True)
+    if not cleans:
+        return
+    metas = [decode_instant_avro(table.timeline.read_details(c)) for c in cleans]
+    policy = metas[-1].get("policy") or KEEP_LATEST_COMMITS
+    setting = (C.CLEANER_FILE_VERSIONS_RETAINED if policy == KEEP_LATEST_FILE_VERSIONS
+               else C.CLEANER_HOURS_RETAINED if policy == KEEP_LATEST_BY_HOURS else C.CLEANER_COMMITS_RETAINED)
+    note = f"cleaned with {C.CLEANER_POLICY.key}={policy}; raise {setting.key} to keep more"
+    check_queryable(as_of, earliest_queryable(metas), what, note)
+
+
+def _progress(message: str) -> None:
+    print(f"[hudi clean] {message}", file=sys.stderr, flush=True)
+

@@ -1,0 +1,154 @@
+"""Savepoints (``<commit ts>.savepoint``) and restoring a table to one (``<ts>.restore``).
+
+A savepoint records the file names of the table's latest slices at a completed commit; cleaning
+keeps those files, so the table can be restored to that commit later. A restore plans the
+instants after the savepoint, rolls them back newest first with the ordinary rollback (whose
+instants it then folds into its own metadata, as Hudi does), and completes. A restore killed half
+way is resumed from its plan by the next restore or writer.
+"""
+from __future__ import annotations
+
+import getpass
+import posixpath
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+
+from ..errors import HoodieError
+from ..table.meta_client import HoodieTable
+from ..timeline.avro_models import (RESTORE_METADATA, RESTORE_PLAN, SAVEPOINT_METADATA,
+                                    decode_instant_avro, encode_instant_avro)
+from ..timeline.instant import (CLUSTERING, COMPACTION, LOG_COMPACTION, RESTORE, SAVEPOINT,
+                                WRITE_ACTIONS, Instant, State, new_instant_time)
+from ..write.rollback import rollback, rollback_failed_writes
+from .clean import check_read_instant
+
+# What a restore rolls back: every write, and compactions/clusterings pending or done.
+_RESTORED_ACTIONS = WRITE_ACTIONS + (COMPACTION, LOG_COMPACTION, CLUSTERING)
+
+
+@dataclass(frozen=True)
+class SavepointInfo:
+    instant: str
+    savepointed_by: str
+    savepointed_at: int
+    comments: str
+    files: int
+
+
+def create_savepoint(table: HoodieTable, instant_time: str | None = None, user: str | None = None,
+                     comments: str = "") -> Instant:
+    """Savepoint a completed commit (the latest when None)."""
+    timeline = table.timeline
+    target = (timeline.get(instant_time) if instant_time else timeline.last_completed_write())
+    if target is None or not target.is_completed or target.action not in WRITE_ACTIONS:
+        done = [i.timestamp for i in timeline.completed_writes()]
+        raise HoodieError(f"cannot savepoint {instant_time or 'the table'}: not a completed commit of "
+                          f"{table.name}; completed commits: {done[-10:]}")
+    if any(s.timestamp == target.timestamp for s in timeline.filter([SAVEPOINT], completed=True)):
+        raise HoodieError(f"{target.timestamp} is already savepointed")
+    check_read_instant(table, target.timestamp, "savepoint instant")
+    files: dict[str, list[str]] = defaultdict(list)
+    for s in table.fs_view().latest_file_slices(as_of=target.timestamp):
+        names = ([s.base_file.path] if s.base_file else []) + [f.path for f in s.log_files]
+        files[s.partition].extend(posixpath.basename(n) for n in names)
+    metadata = {
+        "savepointedBy": user or getpass.getuser(),
+        "savepointedAt": int(time.time()),
+        "comments": comments,
+        "partitionMetadata": {p: {"partitionPath": p, "savepointDataFile": sorted(names)}
+                              for p, names in sorted(files.items())},
+    }
+    inflight = timeline.transition_to_inflight(Instant(target.timestamp, SAVEPOINT, State.REQUESTED))
+    return timeline.complete(inflight, encode_instant_avro(SAVEPOINT_METADATA, metadata))
+
+
+def list_savepoints(table: HoodieTable) -> list[SavepointInfo]:
+    out = []
+    for sp in table.timeline.filter([SAVEPOINT], completed=True):
+        meta = decode_instant_avro(table.timeline.read_details(sp))
+        out.append(SavepointInfo(sp.timestamp, meta["savepointedBy"], meta["savepointedAt"], meta["comments"],
+                                 sum(len(p["savepointDataFile"]) for p in meta["partitionMetadata"].values())))
+    return out
+
+
+def _savepoint(table: HoodieTable, instant_time: str) -> Instant:
+    found = [s for s in table.timeline.filter([SAVEPOINT]) if s.timestamp == instant_time]
+    if not found:
+        raise HoodieError(f"no savepoint {instant_time} in {table.name}; savepoints: "
+                          f"{[s.instant for s in list_savepoints(table)]}")
+    return found[0]
+
+
+def delete_savepoint(table: HoodieTable, instant_time: str) -> None:
+    """Drop a savepoint: the next clean may then delete the files it kept."""
+    sp = _savepoint(table, instant_time)
+    for state in (State.COMPLETED, State.INFLIGHT, State.REQUESTED):
+        table.storage.delete(table.timeline.path_of(Instant(sp.timestamp, SAVEPOINT, state)))
+
+
+def restore_to_savepoint(table: HoodieTable, instant_time: str) -> Instant:
+    """Roll the table back to a savepointed commit (or finish a restore a killed run left)."""
+    pending = table.timeline.pending([RESTORE])
+    if pending:
+        return _execute(rollback_failed_writes(table), pending[0])
+    return _execute(table.reload(), schedule_restore(table, instant_time))
+
+
+def finish_pending_restore(table: HoodieTable) -> HoodieTable:
+    """What a writer does first, as Hudi's does: complete a restore a killed run left half done."""
+    pending = table.timeline.pending([RESTORE])
+    if not pending:
+        return table
+    _execute(rollback_failed_writes(table), pending[0])
+    return table.reload()
+
+
+def schedule_restore(table: HoodieTable, instant_time: str) -> Instant:
+    """Write the restore plan: every write and compaction after the savepoint, newest first."""
+    sp = _savepoint(table, instant_time)
+    if not sp.is_completed:
+        raise HoodieError(f"savepoint {instant_time} never completed; create it again first")
+    later = [s.instant for s in list_savepoints(table) if s.instant > instant_time]
+    if later:
+        raise HoodieError(f"savepoints {later} are newer than {instant_time}: delete them first "
+                          f"(hudictl savepoint delete), a restore would leave them pointing at nothing")
+    table = rollback_failed_writes(table)
+    timeline = table.timeline
+    doomed = [i for i in reversed(timeline.filter(_RESTORED_ACTIONS, after=instant_time))]
+    plan = {"instantsToRollback": [{"commitTime": i.timestamp, "action": i.action} for i in doomed],
+            "version": 2, "savepointToRestoreTimestamp": instant_time}
+    return timeline.create_requested(
+        Instant(new_instant_time(timeline.last_instant_time), RESTORE, State.REQUESTED),
+        encode_instant_avro(RESTORE_PLAN, plan))
+
+
+def _execute(table: HoodieTable, restore: Instant) -> Instant:
+    started = time.monotonic()
+    timeline = table.timeline
+    plan = decode_instant_avro(timeline.read_details(Instant(restore.timestamp, RESTORE, State.REQUESTED)))
+    if restore.state == State.REQUESTED:
+        restore = timeline.transition_to_inflight(restore)
+    rollbacks: dict[str, list[dict]] = {}
+    for target in plan["instantsToRollback"]:
+        ts = target["commitTime"]
+        table = table.reload()
+        instant = next((i for i in table.timeline.instants if i.timestamp == ts
+                        and i.action != SAVEPOINT), None)
+        if instant is not None:  # else rolled back before a crash; its rollback is ours already
+            done = rollback(table, instant)
+            rollbacks[ts] = [decode_instant_avro(table.reload().timeline.read_details(done))]
+            for state in (State.COMPLETED, State.INFLIGHT, State.REQUESTED):
+                table.storage.delete(table.timeline.path_of(Instant(done.timestamp, done.action, state)))
+        for state in (State.INFLIGHT, State.REQUESTED):  # a compaction's plan goes too
+            table.storage.delete(table.timeline.path_of(Instant(ts, COMPACTION, state)))
+    metadata = {
+        "startRestoreTime": restore.timestamp,
+        "timeTakenInMillis": int((time.monotonic() - started) * 1000),
+        "instantsToRollback": [t["commitTime"] for t in plan["instantsToRollback"]],
+        "hoodieRestoreMetadata": rollbacks,
+        "version": 1,
+        "restoreInstantInfo": plan["instantsToRollback"],
+    }
+    return table.reload().timeline.complete(restore, encode_instant_avro(RESTORE_METADATA, metadata))
+

@@ -39,6 +39,7 @@ SPARK_GROUP, SPARK_VERSION = SPARK.split("/")
 FINALIZER = f"{GROUP}/finalizer"
 CHILD_KINDS = (CONFIG_MAP, SPARK_APPLICATION, SCHEDULED_SPARK_APPLICATION)
 DELETION_RETRY_SECONDS = 15
+DELETION_POLL_SECONDS = 2
 EVENT_MESSAGE_LIMIT = 1024
 log = logging.getLogger("hudi_operator")
 
@@ -60,6 +61,9 @@ async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) ->
         prefix=GROUP, key="last-handled-configuration")
     settings.posting.level = logging.WARNING     # kopf's own log lines; our events are posted explicitly
     settings.peering.lifetime = SETTINGS.peering_lifetime
+    # A resource deleted while its resync timer is mid-reconcile keeps its finalizer until kopf sees
+    # the timer gone; kopf looks again only every 60 s by default, which held deletions up for a minute.
+    settings.background.cancellation_polling = DELETION_POLL_SECONDS
     memo.kube = Kube(client_from_environment())
     memo.locks = defaultdict(asyncio.Lock)
     memo.tables = {}                             # (namespace, table) → TableObservation, for pipelines

@@ -6,6 +6,9 @@ watching all); ``cluster_rules`` are cluster-scoped reads kopf needs to discover
 namespaces, and the cluster-wide peering object when HA peering is on."""
 from __future__ import annotations
 
+import argparse
+import json
+from pathlib import Path
 from typing import Any
 
 from .api import API_GROUP
@@ -58,6 +61,31 @@ def allows(rules: list[Rule], verb: str, group: str, resource: str, subresource:
 
 
 def policy_rules(peering: bool = False, clusterwide: bool = True) -> dict[str, Any]:
-    """Both sets, as the chart helper consumes them."""
+    """Both sets for one way of running."""
     return {"namespaced": namespaced_rules(peering and not clusterwide),
             "cluster": cluster_rules(peering and clusterwide), "clusterwide": clusterwide}
+
+
+COMMAND = "python -m hudi_operator.rbac --out charts/hudi-operator/files/rbac-rules.json"
+
+
+def chart_rules() -> str:
+    """What the chart's templates read (``.Files.Get``): the rules with and without peering, so
+    the chart picks by its values and never spells a rule itself."""
+    return json.dumps({"_generated": f"by `{COMMAND}` from operator/hudi_operator/rbac.py",
+                       "namespaced": namespaced_rules(), "namespacedPeering": namespaced_rules(True),
+                       "cluster": cluster_rules(), "clusterPeering": cluster_rules(True)}, indent=2) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Write the operator's RBAC rules for the chart.")
+    parser.add_argument("--out", type=Path, required=True, help="the chart's files/rbac-rules.json")
+    out = parser.parse_args(argv).out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(chart_rules())
+    print(out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

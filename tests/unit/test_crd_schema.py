@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from hudi_operator.api import SpecError, check_update, crd_manifests, load, to_json
-from hudi_operator.api.crds import COMMAND, file_name, render
+from hudi_operator.api.crds import COMMAND, file_name, peering_crds, render
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "operator" / "examples"
@@ -199,7 +199,7 @@ def all_rules() -> set[str]:
 
 
 # --- the CRDs in the chart ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("manifest", crd_manifests(), ids=file_name)
+@pytest.mark.parametrize("manifest", crd_manifests() + peering_crds(), ids=file_name)
 def test_chart_crds_are_the_generated_ones(manifest: dict[str, Any]) -> None:
     path = CHART_CRDS / file_name(manifest)
     assert path.exists() and path.read_text() == render(manifest), \

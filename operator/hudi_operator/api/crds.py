@@ -103,6 +103,27 @@ def crd_manifests() -> list[dict[str, Any]]:
     return [crd(kind) for kind in KINDS]
 
 
+PEERING_KINDS = (("KopfPeering", "Namespaced"), ("ClusterKopfPeering", "Cluster"))
+
+
+def peering_crds() -> list[dict[str, Any]]:
+    """kopf's peering kinds, which the operator's replicas use for HA; the chart ships them too."""
+    return [peering_crd(kind, scope) for kind, scope in PEERING_KINDS]
+
+
+def peering_crd(kind: str, scope: str) -> dict[str, Any]:
+    """kopf's own peering CRD (kopf.dev/v1): replicas record themselves in its free-form status."""
+    plural = f"{kind.lower()}s"
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.kopf.dev"},
+            "spec": {"group": "kopf.dev", "scope": scope,
+                     "names": {"kind": kind, "plural": plural, "singular": kind.lower()},
+                     "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                         "type": "object", "description": "Operators of one peering name, with their priorities.",
+                         "properties": {"status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+                         "x-kubernetes-preserve-unknown-fields": True}}}]}}
+
+
 def file_name(manifest: dict[str, Any]) -> str:
     return f"{manifest['metadata']['name']}.yaml"
 
@@ -114,7 +135,7 @@ def render(manifest: dict[str, Any]) -> str:
 def write(out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for manifest in crd_manifests():
+    for manifest in crd_manifests() + peering_crds():
         path = out / file_name(manifest)
         path.write_text(render(manifest))
         written.append(path)

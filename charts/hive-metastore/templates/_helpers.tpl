@@ -1,0 +1,49 @@
+{{- define "hive-metastore.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "hive-metastore.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "hive-metastore.labels" -}}
+{{ include "hive-metastore.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: hudi-lakehouse
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{- define "hive-metastore.serviceAccountName" -}}
+{{- default (include "hive-metastore.fullname" .) .Values.serviceAccount.name -}}
+{{- end -}}
+
+{{- define "hive-metastore.dbHost" -}}
+{{- if eq .Values.database.mode "bundled" -}}{{ include "hive-metastore.fullname" . }}-postgresql{{- else -}}{{ .Values.database.external.host }}{{- end -}}
+{{- end -}}
+
+{{- define "hive-metastore.dbPort" -}}
+{{- if eq .Values.database.mode "bundled" -}}5432{{- else -}}{{ .Values.database.external.port }}{{- end -}}
+{{- end -}}
+
+{{- define "hive-metastore.dbName" -}}
+{{- if eq .Values.database.mode "bundled" -}}metastore{{- else -}}{{ .Values.database.external.name }}{{- end -}}
+{{- end -}}
+
+{{- define "hive-metastore.passwordSecret" -}}
+{{- default (printf "%s-db" (include "hive-metastore.fullname" .)) .Values.database.passwordSecret -}}
+{{- end -}}
+
+{{- define "hive-metastore.jdbcUrl" -}}
+jdbc:postgresql://{{ include "hive-metastore.dbHost" . }}:{{ include "hive-metastore.dbPort" . }}/{{ include "hive-metastore.dbName" . }}
+{{- end -}}
+
+{{/* The JVM flags both the schema init and the server use. */}}
+{{- define "hive-metastore.javaOpts" -}}
+-Djavax.jdo.option.ConnectionURL={{ include "hive-metastore.jdbcUrl" . }} -Djavax.jdo.option.ConnectionDriverName=org.postgresql.Driver -Djavax.jdo.option.ConnectionUserName={{ .Values.database.user }} -Dhive.metastore.warehouse.dir={{ .Values.warehouseDir }} -Dhive.metastore.schema.verification=false -Dhive.async.log.enabled=false
+{{- end -}}

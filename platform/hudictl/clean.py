@@ -33,18 +33,16 @@ def _formatted(sub, name: str, help_: str, example: str):
 
 
 def add_parser(sub) -> None:
-    p = _formatted(sub, "clean", "delete file versions the cleaner policy no longer retains", CLEAN_EXAMPLE)
-    p.add_argument("--base-path", required=True, help="table base path (the folder holding .hoodie/)")
-    p.add_argument("--hoodie-conf", action="append", default=[], metavar="KEY=VALUE",
-                   help="a hoodie.clean*/hoodie.cleaner.* option (repeatable)")
-    p.set_defaults(run=run_clean_command)
-
-    ar = _formatted(sub, "archive", "move old completed instants to the archived timeline (.hoodie/archived)",
-                    ARCHIVE_EXAMPLE)
-    ar.add_argument("--base-path", required=True, help="table base path (the folder holding .hoodie/)")
-    ar.add_argument("--hoodie-conf", action="append", default=[], metavar="KEY=VALUE",
-                    help="a hoodie.keep.* / hoodie.cleaner.* option (repeatable)")
-    ar.set_defaults(run=run_archive_command)
+    for name, help_, example, options, command in (
+            ("clean", "delete file versions the cleaner policy no longer retains", CLEAN_EXAMPLE,
+             "hoodie.clean*/hoodie.cleaner.*", run_clean_command),
+            ("archive", "move old completed instants to the archived timeline (.hoodie/archived)", ARCHIVE_EXAMPLE,
+             "hoodie.keep.* / hoodie.cleaner.*", run_archive_command)):
+        p = _formatted(sub, name, help_, example)
+        p.add_argument("--base-path", required=True, help="table base path (the folder holding .hoodie/)")
+        p.add_argument("--hoodie-conf", action="append", default=[], metavar="KEY=VALUE",
+                       help=f"a {options} option (repeatable)")
+        p.set_defaults(run=command)
 
     sp = _formatted(sub, "savepoint", "create, list, delete savepoints; restore a table to one",
                     SAVEPOINT_EXAMPLE)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import clean, compact, demo, hive_sync, render, run, status, table
+from . import clean, compact, demo, hive_sync, platform_chart, render, run, status, table
 
 EPILOG = """examples:
   hudictl demo                         # three commits into ./demo-lakehouse, every query printed
@@ -18,6 +18,7 @@ EPILOG = """examples:
   hudictl run -f orders-table.yaml -f orders-pipeline.yaml --once --secrets-dir ./secrets
   hudictl status -f orders-table.yaml -f orders-pipeline.yaml
   hudictl table timeline --base-path ./lake/orders --limit 10
+  hudictl platform install --set storage.bucket=my-lakehouse     # the Helm chart, via pyhelm3
 """
 
 
@@ -29,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     clean.add_parser(sub)
     compact.add_parser(sub)
     hive_sync.add_parser(sub)
+    platform_chart.add_parser(sub)
     render.add_parser(sub)
     run.add_parser(sub)
     status.add_parser(sub)

@@ -9,17 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as dt
-import itertools
 import json
 import os
 import sys
-import uuid
 from pathlib import Path
 from typing import Any, Callable
 
 import aiohttp
-import jsonpatch
 import kmock
 from kmock._internal import parsing as kmock_parsing
 import pytest
@@ -30,9 +26,8 @@ from hudi_operator import rbac
 from hudi_operator.planner.labels import SPEC_HASH_ANNOTATION
 from hudi_operator.reconcile.conditions import find
 from tests.conftest import unzip_fixture
-from tests.support.kubernetes_schemas import errors as kubernetes_errors
+from tests.support.kube_api import ApiServer, declare, now, write_kubeconfig
 from tests.support.services import free_port
-from tests.support.spark_operator_schemas import errors as spark_operator_errors
 
 NS = "data"
 GROUP = "lakehouse.hudi.dev/v1alpha1"
@@ -46,76 +41,13 @@ TEST_AGENT = "operator-test-driver"
 RESYNC_SECONDS = 2
 
 
-class ApiServer(kmock.KubernetesEmulator):
-    """kmock's emulator, plus the parts of the API server the operator relies on: uid, generation
-    (bumped when the spec changes), resourceVersion, generateName, creationTimestamp, and
-    label selectors on lists."""
-
-    versions = itertools.count(1)
-
-    async def _handle(self, request: kmock.Request) -> Any:
-        data = request.data
-        if request.resource is not None and request.action == kmock.action.UPDATE and isinstance(data, list):
-            # A JSON patch (kopf's finalizers): its resourceVersion test fails with 422, as on a real
-            # server, so kopf retries from a fresh object; a passing patch bumps resourceVersion.
-            current = self.objects[request.resource, request.namespace, request.name]
-            try:
-                jsonpatch.apply_patch(current.raw, data)
-            except jsonpatch.JsonPatchException as exc:
-                raise kmock.KubernetesError(status=422, reason="Invalid", message=str(exc)) from None
-            data.append({"op": "replace", "path": "/metadata/resourceVersion", "value": str(next(self.versions))})
-        if request.action in (kmock.action.CREATE, kmock.action.UPDATE) and isinstance(data, dict):
-            meta = data.setdefault("metadata", {})
-            meta["resourceVersion"] = str(next(self.versions))
-            if request.action == kmock.action.CREATE:
-                if not meta.get("name") and meta.get("generateName"):
-                    meta["name"] = f"{meta['generateName']}{uuid.uuid4().hex[:8]}"
-                meta.setdefault("namespace", request.namespace)
-                meta.setdefault("uid", str(uuid.uuid4()))
-                meta.setdefault("generation", 1)
-                meta.setdefault("creationTimestamp", _now())
-            elif request.action == kmock.action.UPDATE and request.subresource is None and "spec" in data:
-                current = self.objects[request.resource, request.namespace, request.name]
-                meta["generation"] = current["metadata"].get("generation", 1) + 1
-        if request.method in ("POST", "PUT") and isinstance(data, dict):
-            problems = _schema_errors(request.resource, data)
-            if problems:
-                raise kmock.KubernetesError(status=422, reason="Invalid", message="; ".join(problems))
-        return await super()._handle(request)
-
-    async def _serve_list(self, request: kmock.Request) -> Any:
-        listing = await super()._serve_list(request)
-        selector = request.params.get("labelSelector")
-        if selector:
-            wanted = dict(term.split("=", 1) for term in selector.split(","))
-            listing["items"] = [o for o in listing["items"]
-                                if wanted.items() <= ((o.get("metadata") or {}).get("labels") or {}).items()]
-        return listing
-
-
-def _schema_errors(resource: Any, body: dict[str, Any]) -> list[str]:
-    """The API server's schema validation of what the operator creates or replaces: Kubernetes' own
-    schemas for ConfigMaps, the Spark operator's CRDs for its applications."""
-    if resource == CONFIGMAPS:
-        return kubernetes_errors(body)
-    if resource in (APPS, SCHEDULED):
-        return spark_operator_errors(body)
-    return []
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _declare(server: kmock.KubernetesEmulator) -> None:
     """The resources a cluster with the lakehouse CRDs and the Spark operator serves."""
-    verbs = {"get", "list", "watch", "create", "update", "patch", "delete"}
     for key, kind, status in [(TABLES, "HudiTable", True), (PIPELINES, "HudiPipeline", True),
                               (APPS, "SparkApplication", True), (SCHEDULED, "ScheduledSparkApplication", True),
                               (CONFIGMAPS, "ConfigMap", False), (EVENTS, "Event", False),
                               (PEERINGS, "KopfPeering", False)]:      # kopf's peering CRD has no status subresource
-        server.resources[key] = kmock.ResourceInfo(kind=kind, singular=kind.lower(), namespaced=True, verbs=verbs,
-                                                   subresources={"status"} if status else set())
+        declare(server, key, kind, status=status)
     server.resources["v1/namespaces"] = kmock.ResourceInfo(kind="Namespace", singular="namespace",
                                                            namespaced=False, verbs={"get", "list", "watch"})
     for namespace in (NS, OTHER_NS):
@@ -177,7 +109,7 @@ class Cluster:
     async def spark_state(self, name: str, state: str, **extra: Any) -> None:
         """What the Spark operator writes as the job moves."""
         await self.patch(APPS, name, {"status": {"applicationState": {"state": state, **extra},
-                                                 "lastSubmissionAttemptTime": _now(), "submissionAttempts": 1,
+                                                 "lastSubmissionAttemptTime": now(), "submissionAttempts": 1,
                                                  "executionAttempts": 1}}, "status")
 
     async def until(self, check: Callable[[], Any], timeout: float = 30, what: str = "") -> Any:
@@ -239,12 +171,7 @@ async def cluster(tmp_path: Path, namespaces_path: None):
 async def running_operator(cluster: Cluster, tmp_path: Path, name: str = "operator", **env: str):
     """``python -m hudi_operator`` pointed at the stand-in by a kubeconfig of its own (its token,
     ``token-<name>``, tells its requests apart), watching namespace data unless ``env`` says otherwise."""
-    kubeconfig = tmp_path / f"{name}.kubeconfig"
-    kubeconfig.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "kmock",
-        "clusters": [{"name": "kmock", "cluster": {"server": str(cluster.server.url).rstrip("/")}}],
-        "users": [{"name": name, "user": {"token": f"token-{name}"}}],
-        "contexts": [{"name": "kmock", "context": {"cluster": "kmock", "user": name, "namespace": NS}}]}))
+    kubeconfig = write_kubeconfig(tmp_path / f"{name}.kubeconfig", cluster.server, name, NS)
     health, metrics = free_port(), free_port()
     env = {**os.environ, "KUBECONFIG": str(kubeconfig), "WATCH_NAMESPACES": NS, "SPARK_IMAGE": "spark-jobs:test",
            "RESYNC_INTERVAL_SECONDS": str(RESYNC_SECONDS), "HEALTH_PORT": str(health), "METRICS_PORT": str(metrics),

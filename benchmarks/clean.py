@@ -9,7 +9,7 @@ keeps two per group and deletes the rest (G x (C - 2) = 1,000 by default). The t
 with automatic cleaning off, then copied twice outside the clock:
 
 * ``clean``: ``run_clean`` on copy A (listing, planning, ``.clean.requested``, deletes on Spark
-  executors when the plan holds many files, ``.clean``);
+  executors only when the plan holds very many files, else on threads, ``.clean``);
 * ``baseline``: ``pyarrow.fs`` deletes of exactly the files that clean deleted, on copy B, in this
   process: the floor any cleaner pays.
 
@@ -94,9 +94,9 @@ def main() -> None:
             f"{len(gone) / baseline.seconds:,.0f} | {baseline.peak_mib:.0f} |",
             "",
             f"Ratio clean / baseline: **{clean.seconds / baseline.seconds:.1f}x**. Peak RSS is the whole "
-            "process tree (Spark's JVM included). Plans of 500 files or more delete on Spark executors "
-            "(the full-scale run does), smaller ones in the driver process; the baseline always deletes "
-            "in-process, so the full-scale ratio includes Spark's task start-up.",
+            "process tree (Spark's JVM included). Plans of 20,000 files or more delete on Spark "
+            "executors, smaller ones on 16 threads of the driver process; the baseline deletes one by "
+            "one in-process.",
         ]
         text = "\n".join(lines)
         print(text)

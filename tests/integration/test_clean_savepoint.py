@@ -12,7 +12,7 @@ import pytest
 
 from hudi_engine import read, write
 from hudi_engine.errors import HoodieTimelineError
-from hudi_engine.services.clean import DISTRIBUTE_AT, delete_files, run_clean
+from hudi_engine.services.clean import delete_files, run_clean
 from hudi_engine.storage import Storage
 from hudi_engine.services.savepoint import (create_savepoint, delete_savepoint, list_savepoints,
                                             restore_to_savepoint)
@@ -212,11 +212,14 @@ def test_file_groups_an_insert_overwrite_replaced_are_cleaned_after_retention(sp
     agree(spark, table_path, [("tom", "pear")])
 
 
-def test_large_plans_delete_on_spark_executors(spark, tmp_path):
+def test_large_plans_delete_on_spark_executors_small_ones_on_threads(spark, tmp_path):
     storage = Storage(str(tmp_path))
-    paths = [f"p/f{i}.parquet" for i in range(DISTRIBUTE_AT + 100)]
+    paths = [f"p/f{i}.parquet" for i in range(600)]
     for p in paths:
         storage.write_bytes(p, b"x")
-    results = delete_files(storage, paths + ["p/never-there.parquet"], spark, parallelism=4)
+    results = delete_files(storage, paths + ["p/never-there.parquet"], spark, parallelism=4, distribute_at=500)
     assert all(results.values()) and len(results) == len(paths) + 1
     assert storage.list("p") == []
+    for p in paths[:50]:
+        storage.write_bytes(p, b"x")
+    assert all(delete_files(storage, paths[:50], spark).values()) and storage.list("p") == []

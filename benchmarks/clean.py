@@ -19,6 +19,7 @@ Results go to stdout and the ``clean`` section of ``benchmarks/RESULTS.md``.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import os
 import shutil
 import tempfile
@@ -27,7 +28,7 @@ from pathlib import Path
 
 import pyarrow.fs as pafs
 
-from .run import _log, replace_section, timed
+from .run import _log, machine, replace_section, setup_lines, timed
 
 RESULTS = Path(__file__).with_name("RESULTS.md")
 OPTIONS = {"hoodie.table.name": "bench_clean", "hoodie.datasource.write.recordkey.field": "id",
@@ -63,6 +64,7 @@ def main() -> None:
     from hudi_engine.table.meta_client import HoodieTable
 
     spark = local_spark("bench-clean")
+    began = dt.datetime.now(dt.timezone.utc)
     work = tempfile.mkdtemp(prefix="bench-clean-")
     try:
         source = f"{work}/table"
@@ -98,6 +100,8 @@ def main() -> None:
             "executors, smaller ones on 16 threads of the driver process; the baseline deletes one by "
             "one in-process.",
         ]
+        command = ".venv/bin/python -m benchmarks.clean" + (" --quick" if args.quick else "")
+        lines += [""] + setup_lines(command, began, machine(), 1)[:5]     # command, date, code, machine, software
         text = "\n".join(lines)
         print(text)
         replace_section(RESULTS, "clean", "# Cleaning (`make bench-clean`)\n\n" + text)

@@ -112,11 +112,12 @@ resource "helm_release" "lakehouse" {
   timeout           = 900
 
   values = [yamlencode({
+    global        = { sparkServiceAccount = var.spark_service_account }
     jobNamespaces = var.job_namespaces
     storage = {
-      bucket            = local.bucket_name
-      serviceAccount    = { name = var.spark_service_account, annotations = local.role_annotation }
-      credentialsSecret = var.credentials_secret
+      bucket                    = local.bucket_name
+      serviceAccountAnnotations = local.role_annotation
+      credentialsSecret         = var.credentials_secret
     }
     "hudi-operator" = {
       enabled                  = var.components.hudi_operator

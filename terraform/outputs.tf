@@ -19,7 +19,7 @@ output "iam_role_arn" {
 }
 
 output "spark_service_account" {
-  description = "What HudiTables name in spec.storage.serviceAccountName."
+  description = "The Spark jobs' service account in each job namespace."
   value       = var.spark_service_account
 }
 

@@ -90,7 +90,7 @@ variable "credentials_secret" {
 }
 
 variable "spark_service_account" {
-  description = "Service account the Spark jobs run as in each job namespace (tables name it in spec.storage.serviceAccountName)."
+  description = "Service account the Spark jobs run as in each job namespace, unless a table names another."
   type        = string
   default     = "hudi-spark"
 }

@@ -18,6 +18,7 @@ ALL_NAMESPACES = ("", "all", "*")
 class Settings:
     namespaces: tuple[str, ...] = ()      # empty: every namespace (cluster-wide)
     image: str = DEFAULT_IMAGE
+    spark_service_account: str | None = None   # the jobs' service account when a resource names none
     resync_seconds: float = 60.0          # the timer that re-plans, corrects drift, refreshes status
     metrics_port: int = 9102
     health_port: int = 8080
@@ -31,7 +32,7 @@ class Settings:
 
     @property
     def planner(self) -> OperatorSettings:
-        return OperatorSettings(image=self.image)
+        return OperatorSettings(image=self.image, service_account=self.spark_service_account)
 
     def peering_priority(self, started: float) -> int:
         """Replicas of one Deployment share their environment, and kopf pauses every replica when
@@ -43,14 +44,16 @@ class Settings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
-        """WATCH_NAMESPACES (comma list, or all/empty), SPARK_IMAGE, RESYNC_INTERVAL_SECONDS,
-        METRICS_PORT, HEALTH_PORT, PEERING_NAME, PEERING_PRIORITY, PEERING_LIFETIME_SECONDS."""
+        """WATCH_NAMESPACES (comma list, or all/empty), SPARK_IMAGE, SPARK_SERVICE_ACCOUNT,
+        RESYNC_INTERVAL_SECONDS, METRICS_PORT, HEALTH_PORT, PEERING_NAME, PEERING_PRIORITY,
+        PEERING_LIFETIME_SECONDS."""
         env = os.environ if env is None else env
         watched = env.get("WATCH_NAMESPACES", "").strip()
         namespaces = () if watched.lower() in ALL_NAMESPACES else tuple(
             n.strip() for n in watched.split(",") if n.strip())
         return cls(namespaces=namespaces,
                    image=env.get("SPARK_IMAGE") or DEFAULT_IMAGE,
+                   spark_service_account=env.get("SPARK_SERVICE_ACCOUNT") or None,
                    resync_seconds=_number(env, "RESYNC_INTERVAL_SECONDS", cls.resync_seconds, float),
                    metrics_port=_number(env, "METRICS_PORT", cls.metrics_port, int),
                    health_port=_number(env, "HEALTH_PORT", cls.health_port, int),

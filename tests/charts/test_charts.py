@@ -91,7 +91,7 @@ def test_umbrella_renders_its_own_charts_and_resources(tmp_path):
     assert role["metadata"]["namespace"] == "lakehouse"
     operator_env = {e["name"]: e.get("value") for e in containers(
         next(o for o in by_kind(objects, "Deployment") if o["metadata"]["name"] == "release-hudi-operator"))[0]["env"]}
-    assert operator_env["WATCH_NAMESPACES"] == "lakehouse"
+    assert operator_env["WATCH_NAMESPACES"] == "lakehouse" and operator_env["SPARK_SERVICE_ACCOUNT"] == "hudi-spark"
     kafka = next(o for o in objects if o["kind"] == "Kafka")
     assert kafka["metadata"]["annotations"]["strimzi.io/kraft"] == "enabled" and "zookeeper" not in kafka["spec"]
 

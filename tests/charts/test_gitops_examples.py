@@ -6,7 +6,8 @@ from pathlib import Path
 import yaml
 
 from hudi_operator.api import load
-from hudi_operator.planner import OperatorSettings, plan_pipeline, plan_table
+from hudi_operator.planner import plan_pipeline, plan_table
+from hudi_operator.settings import Settings
 from tests.support.helm import helm, umbrella_with_local_subcharts
 from tests.support.kubernetes_schemas import errors as kubernetes_errors
 
@@ -18,21 +19,32 @@ def documents(path: Path) -> list[dict]:
     return [d for d in yaml.safe_load_all(path.read_text()) if d]
 
 
-def test_committed_tables_and_pipelines_load_and_plan():
+def committed() -> tuple[dict, dict]:
     kustomization = yaml.safe_load((GITOPS / "lakehouse" / "kustomization.yaml").read_text())
     resources = {}
     for name in kustomization["resources"]:
         (doc,) = documents(GITOPS / "lakehouse" / name)
         doc["metadata"]["namespace"] = kustomization["namespace"]
         resources[doc["kind"]] = load(doc)
-    assert set(resources) == {"HudiTable", "HudiPipeline"}
-    settings = OperatorSettings(image="ghcr.io/hudi-lakehouse/spark-jobs:0.1.0")
-    plan_table(resources["HudiTable"], settings)
-    plan = plan_pipeline(resources["HudiTable"], resources["HudiPipeline"], settings)
-    assert plan.jobs and all(job.application["spec"]["template"]["driver"]["serviceAccount"] == "hudi-spark"
-                             for job in plan.jobs)
     listed = {p.name for p in (GITOPS / "lakehouse").glob("*.yaml")} - {"kustomization.yaml", "argocd-application.yaml"}
     assert listed == set(kustomization["resources"])
+    return kustomization, resources
+
+
+def test_committed_tables_and_pipelines_plan_with_the_operator_the_chart_installs(tmp_path):
+    """The operator's settings are read from the environment the umbrella chart gives it, so the jobs
+    get the Spark service account the chart made in the tables' namespace."""
+    kustomization, resources = committed()
+    assert set(resources) == {"HudiTable", "HudiPipeline"}
+    objects = [d for d in yaml.safe_load_all(helm("template", "r", str(umbrella_with_local_subcharts(tmp_path))).stdout) if d]
+    operator = next(d for d in objects if d["kind"] == "Deployment" and d["metadata"]["name"].endswith("hudi-operator"))
+    env = {e["name"]: e["value"] for e in operator["spec"]["template"]["spec"]["containers"][0]["env"] if "value" in e}
+    settings = Settings.from_env(env).planner
+    plan_table(resources["HudiTable"], settings)
+    plan = plan_pipeline(resources["HudiTable"], resources["HudiPipeline"], settings)
+    accounts = {(d["metadata"]["namespace"], d["metadata"]["name"]) for d in objects if d["kind"] == "ServiceAccount"}
+    for job in plan.jobs:
+        assert (kustomization["namespace"], job.application["spec"]["template"]["driver"]["serviceAccount"]) in accounts
 
 
 def test_argo_and_flux_point_at_this_repository_and_their_values_pass_the_chart_schema(tmp_path):

@@ -572,6 +572,14 @@ def test_storage_service_account_wins():
     assert spec["driver"]["serviceAccount"] == spec["executor"]["serviceAccount"] == "lake-writer"
 
 
+def test_the_installations_service_account_serves_tables_that_name_none():
+    installed = OperatorSettings(image="registry.test/hudi-jobs:1", service_account="hudi-spark")
+    accounts = [only(planned(t, pipeline(), installed)).application["spec"]["driver"].get("serviceAccount")
+                for t in (table(), table(spark={"serviceAccountName": "spark"}))]
+    assert accounts == ["hudi-spark", "spark"]
+    assert "serviceAccount" not in only(planned(table(), pipeline())).application["spec"]["driver"]
+
+
 # --- resource sets and hudictl render ------------------------------------------------------------
 def resource_docs(*docs: dict) -> list[tuple[str, dict]]:
     return [(f"test document {i}", d) for i, d in enumerate(docs, start=1)]

@@ -124,10 +124,12 @@ def table_mounts(table) -> Mounts:
     return Mounts(env_secret=storage.credentials_secret if storage else None)
 
 
-def service_account(table, spark) -> str | None:
-    """storage.serviceAccountName (workload identity for the data), else the Spark settings' one."""
+def service_account(table, spark, settings: OperatorSettings) -> str | None:
+    """storage.serviceAccountName (workload identity for the data), else the Spark settings' one,
+    else the installation's (the chart's account allowed to run executors)."""
     storage = table.spec.storage
-    return (storage.service_account_name if storage else None) or spark.service_account_name
+    return ((storage.service_account_name if storage else None) or spark.service_account_name
+            or settings.service_account)
 
 
 # --- the pipeline --------------------------------------------------------------------------------

@@ -95,7 +95,7 @@ def _pipeline_job(table, pipeline, settings: OperatorSettings, upstream) -> Plan
     config_name = object_name(name, "config")
     job = SparkJob(name=name, namespace=namespace, labels=labels, owner=pipeline, job=STREAMER_JOB,
                    config_map=config_name, spark=spark, mounts=config.mounts,
-                   service_account=service_account(table, spark),
+                   service_account=service_account(table, spark, settings),
                    schedule=spec.mode.schedule if scheduled else None,
                    concurrency_policy=spec.mode.concurrency_policy,
                    metrics_port=spec.metrics.port if spec.metrics.enabled else None,
@@ -113,7 +113,7 @@ def _service_job(table, service, settings: OperatorSettings) -> PlannedJob:
     config_name = object_name(name, "config")
     job = SparkJob(name=name, namespace=namespace, labels=labels, owner=table, job=TABLE_SERVICE_JOB,
                    config_map=config_name, spark=spark, mounts=table_mounts(table),
-                   service_account=service_account(table, spark), schedule=service.schedule)
+                   service_account=service_account(table, spark, settings), schedule=service.schedule)
     return PlannedJob(name=name, job=TABLE_SERVICE_JOB, job_config=service.job_config,
                       config_map=config_map(config_name, namespace, labels, table, service.job_config),
                       application=spark_manifest(job, settings), service=service.service)

@@ -21,6 +21,7 @@ DEFAULT_IMAGE = f"ghcr.io/hudi-lakehouse/spark-jobs:{_project_version()}"
 @dataclass(frozen=True)
 class OperatorSettings:
     image: str = DEFAULT_IMAGE                   # SparkSpec.image when a spec leaves it out
+    service_account: str | None = None           # the jobs' service account when a spec names none
     namespace: str = "default"                   # for resources without metadata.namespace
     main_application_file: str = "local:///opt/hudi/jobs/main.py"
     job_config_dir: str = "/etc/hudi/job"        # the job-config ConfigMap's mount in the driver

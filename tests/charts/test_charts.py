@@ -11,13 +11,14 @@ import shutil
 import subprocess
 from typing import Any
 
+import jsonschema
 import pytest
 import yaml
 
 from hudi_operator import rbac
 from hudi_operator.api.crds import crd_manifests, peering_crds
 from hudi_operator.metrics import METRICS
-from tests.support.helm import CHARTS, helm, refusal, template, umbrella_with_local_subcharts
+from tests.support.helm import CHARTS, helm, refusal, set_args, template, umbrella_with_local_subcharts
 from tests.support.kubernetes_schemas import errors as kubernetes_errors
 
 OPERATOR, METASTORE, UMBRELLA = CHARTS / "hudi-operator", CHARTS / "hive-metastore", CHARTS / "hudi-lakehouse"
@@ -42,17 +43,18 @@ METASTORE_VALUES = {
 }
 
 
+# The openAPIV3Schema of each kind whose CRD we ship, by (apiVersion, kind).
+OUR_SCHEMAS = {(f"{c['spec']['group']}/{c['spec']['versions'][0]['name']}", c["spec"]["names"]["kind"]):
+               c["spec"]["versions"][0]["schema"]["openAPIV3Schema"] for c in crd_manifests() + peering_crds()}
+
+
 def schema_errors(obj: dict[str, Any]) -> list[str]:
     """Validation as the API server would do it, for the kinds whose schema we have."""
-    ours = {(f"{c['spec']['group']}/{c['spec']['versions'][0]['name']}", c["spec"]["names"]["kind"]): c
-            for c in crd_manifests() + peering_crds()}
     key = (obj["apiVersion"], obj["kind"])
     if key in THIRD_PARTY:
         return [] if obj.get("spec") else [f"{key}: no spec"]
-    if key in ours:
-        import jsonschema
-        schema = ours[key]["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
-        return [e.message for e in jsonschema.Draft7Validator(schema).iter_errors(obj)]
+    if key in OUR_SCHEMAS:
+        return [e.message for e in jsonschema.Draft7Validator(OUR_SCHEMAS[key]).iter_errors(obj)]
     return kubernetes_errors(obj)
 
 
@@ -69,7 +71,7 @@ def containers(workload: dict[str, Any]) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("chart, values", [(OPERATOR, v) for v in OPERATOR_VALUES.values()] +
                          [(METASTORE, v) for v in METASTORE_VALUES.values()], ids=lambda v: str(v)[-40:])
 def test_charts_lint_strictly_and_every_object_validates(chart, values):
-    helm("lint", str(chart), "--strict", *[a for k, v in values.items() for a in ("--set", f"{k}={v}")])
+    helm("lint", str(chart), "--strict", *set_args(values))
     objects = template(chart, values)
     assert objects
     for obj in objects:

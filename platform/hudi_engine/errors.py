@@ -19,3 +19,7 @@ class HoodieTableNotFoundError(HoodieError, FileNotFoundError):
 
 class HoodieTimelineError(HoodieError):
     """The timeline cannot answer: unknown instant, instant outside the active timeline, ..."""
+
+
+class HoodieClusteringUpdateError(HoodieError):
+    """A write updates file groups that a pending clustering is rewriting."""

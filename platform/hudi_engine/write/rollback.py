@@ -17,6 +17,7 @@ from ..table.meta_client import HoodieTable
 from ..timeline.avro_models import decode_instant_avro, encode_instant_avro
 from ..timeline.instant import COMPACTION, ROLLBACK, WRITE_ACTIONS, Instant, State, new_instant_time
 from ..timeline.timeline import META_DIR
+from ..services.pending import pending_clusterings
 from .base_file import marked_files, marker_dir
 
 
@@ -27,14 +28,17 @@ def rollback_failed_writes(table: HoodieTable) -> HoodieTable:
         plan = decode_instant_avro(timeline.read_details(
             Instant(pending.timestamp, ROLLBACK, State.REQUESTED)))
         _execute(table, pending, plan)
-    failed = timeline.pending(WRITE_ACTIONS)
+    # A pending clustering is a plan, not a failed write: its own runs execute or roll it back.
+    clusterings = {i.timestamp for i, _ in pending_clusterings(table)}
+    failed = [i for i in timeline.pending(WRITE_ACTIONS) if i.timestamp not in clusterings]
     for instant in failed:
         rollback(table.reload(), instant)
     return table.reload() if (failed or timeline.pending([ROLLBACK])) else table
 
 
-def rollback(table: HoodieTable, instant: Instant) -> Instant:
-    """Roll back one pending write instant: its data files and markers go, then its instant files."""
+def rollback(table: HoodieTable, instant: Instant, keep_requested: bool = False) -> Instant:
+    """Roll back one pending write instant: its data files and markers go, then its instant files
+    (with ``keep_requested``, as always for a compaction, the plan stays to be executed again)."""
     timeline = table.timeline
     rollback_ts = new_instant_time(timeline.last_instant_time)
     plan = {
@@ -44,7 +48,7 @@ def rollback(table: HoodieTable, instant: Instant) -> Instant:
     }
     requested = timeline.create_requested(Instant(rollback_ts, ROLLBACK, State.REQUESTED),
                                           encode_instant_avro("HoodieRollbackPlan", plan))
-    return _execute(table, requested, plan)
+    return _execute(table, requested, plan, keep_requested)
 
 
 def _rollback_requests(table: HoodieTable, instant: Instant) -> list[dict]:
@@ -93,7 +97,7 @@ def _appended_by_commit(table: HoodieTable, instant: Instant) -> set[str]:
             and log.instant != instant.timestamp and table.storage.exists(p)}
 
 
-def _execute(table: HoodieTable, rollback_instant: Instant, plan: dict) -> Instant:
+def _execute(table: HoodieTable, rollback_instant: Instant, plan: dict, keep_requested: bool = False) -> Instant:
     storage, timeline = table.storage, table.timeline
     started = time.monotonic()
     if rollback_instant.state == State.REQUESTED:
@@ -118,7 +122,7 @@ def _execute(table: HoodieTable, rollback_instant: Instant, plan: dict) -> Insta
                 table, request, target["commitTime"], rollback_instant.timestamp))
     storage.delete_dir(marker_dir(target["commitTime"]))
     pending = Instant(target["commitTime"], target["action"], State.REQUESTED)
-    if target["action"] == COMPACTION:
+    if keep_requested or target["action"] == COMPACTION:
         storage.delete(timeline.path_of(pending.with_state(State.INFLIGHT)))
     else:
         storage.delete(timeline.path_of(pending.with_state(State.COMPLETED)))  # a restore's target

@@ -238,3 +238,35 @@ def test_clear_errors_for_bad_clustering_settings(spark, table_path):
                                     "hoodie.clustering.plan.strategy.sort.columns": "x"})
     with pytest.raises(HoodieError, match="no pending clustering 2099"):
         run_clusterings(spark, table, "20990101000000000")
+
+
+def test_standalone_clustering_from_the_command_line(spark, table_path):
+    """``hudictl cluster`` in its own process, as a scheduled job runs it; ``hudictl table pending``
+    shows the plan in between."""
+    import json
+    import subprocess
+    import sys
+
+    from hudi_operator.reconcile.table_status import observe
+
+    insert_batches(spark, table_path, batches=2, size=50)
+    before = agree(spark, table_path)
+
+    def hudictl(*args):
+        return subprocess.run([sys.executable, "-m", "hudictl.cli", *args], capture_output=True, text=True,
+                              timeout=300)
+    help_text = hudictl("cluster", "--help").stdout
+    assert "examples:" in help_text and "hudictl cluster --base-path" in help_text
+    bad = hudictl("cluster", "--base-path", table_path, "--hoodie-conf", "hoodie.layout.optimize.strategy=z-order")
+    assert bad.returncode != 0 and "sort.columns" in bad.stderr
+    done = hudictl("cluster", "--base-path", table_path, "--mode", "schedule")
+    assert done.returncode == 0, done.stderr
+    planned = done.stdout.split()[-1]
+    pending = json.loads(hudictl("table", "pending", "--base-path", table_path, "--json").stdout)
+    assert pending == [{"instant": planned, "action": "replacecommit", "state": "REQUESTED", "fileGroups": 4}]
+    assert observe(HoodieTable.load(table_path), None, None).pending_clusterings == 1
+    done = hudictl("cluster", "--base-path", table_path, "--mode", "execute")
+    assert done.returncode == 0, done.stderr
+    assert f"completed clustering {planned}" in done.stdout
+    assert agree(spark, table_path) == before
+    assert len(latest_files(table_path)) == 2

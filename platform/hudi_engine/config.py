@@ -138,10 +138,23 @@ INSERT_DROP_DUPS = define("hoodie.datasource.write.insert.drop.duplicates", Fals
 SCHEMA_RECONCILE = define("hoodie.datasource.write.reconcile.schema", False,
                           "Keep the table schema when the batch lacks columns.")
 INDEX_TYPE = define("hoodie.index.type", "SIMPLE", "Index used to tag updates.",
-                    choices=("SIMPLE", "GLOBAL_SIMPLE"))
+                    choices=("SIMPLE", "GLOBAL_SIMPLE", "BLOOM", "GLOBAL_BLOOM", "BUCKET"))
 SIMPLE_INDEX_UPDATE_PARTITION_PATH = define(
     "hoodie.simple.index.update.partition.path", True,
     "Under GLOBAL_SIMPLE, a key arriving with a new partition moves there.")
+BLOOM_INDEX_UPDATE_PARTITION_PATH = define(
+    "hoodie.bloom.index.update.partition.path", True,
+    "Under GLOBAL_BLOOM, a key arriving with a new partition moves there.")
+BLOOM_INDEX_PRUNE_BY_RANGES = define("hoodie.bloom.index.prune.by.ranges", True,
+                                     "Check a key only against files whose footer key range holds it.")
+BUCKET_INDEX_NUM_BUCKETS = define("hoodie.bucket.index.num.buckets", 256,
+                                  "BUCKET index: file groups (buckets) per partition.",
+                                  alternatives=("hoodie.index.bucket.num.buckets",))
+BUCKET_INDEX_HASH_FIELD = define("hoodie.bucket.index.hash.field", None,
+                                 "BUCKET index: record key fields hashed (default: all of them).")
+BUCKET_INDEX_ENGINE = define("hoodie.index.bucket.engine", "SIMPLE",
+                             "BUCKET index: fixed buckets (SIMPLE); CONSISTENT_HASHING is not supported here.",
+                             choices=("SIMPLE",))
 PARQUET_MAX_FILE_SIZE = define("hoodie.parquet.max.file.size", 125829120, "Target base file size.")
 PARQUET_SMALL_FILE_LIMIT = define("hoodie.parquet.small.file.limit", 104857600,
                                   "Files smaller than this receive new inserts; 0 disables.")

@@ -33,6 +33,9 @@ from ..timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant, St
 from ..timeline.timeline import commit_metadata_json
 from .base_file import META_FIELDS, PARTITION_PATH, RECORD_KEY, WriteContext, marked_data_files, marker_dir
 from .commit import commit_metadata, totals, workload_profile
+from ..index.bucket import bucket_of, new_bucket_file_id
+from ..index.tagging import (BUCKET, BUCKET_COLUMN, GLOBAL_INDEXES, AddBucket, index_type, stored_locations,
+                             updates_partition_path)
 from .log_append import AppendFileGroup, append_target
 from .merge import OP_COLUMN, MergeSpec
 from .planner import SizingPolicy, SmallFile, Target, average_record_size, plan_inserts
@@ -155,6 +158,9 @@ class _Write:
 
     def _check_input(self) -> None:
         columns = set(self.df.columns)
+        if index_type(self.cfg) == BUCKET and self.operation in ("insert_overwrite", "insert_overwrite_table"):
+            raise HoodieConfigError(f"{self.operation} is not supported with the BUCKET index here; use "
+                                    "upsert/insert, or delete_partition and then insert")
         if self.operation == "delete_partition":
             return
         for field in self.keygen.record_key_fields + self.keygen.partition_fields:
@@ -188,7 +194,7 @@ class _Write:
         if self.operation == "delete_partition":
             return [], self._delete_partitions()
         prepare = Prepare(self.keygen, self.ordering, self.operation == "delete")
-        if self.operation == "bulk_insert":
+        if self.operation == "bulk_insert" and index_type(self.cfg) != BUCKET:
             return self._bulk_insert(prepare), None
         prepared = self.df.mapInArrow(prepare, _with_internal_columns(self.df))
         if self.is_replace:
@@ -255,7 +261,9 @@ class _Write:
         return dict(replaced)
 
     def _upsert(self, prepared: DataFrame) -> list[dict]:
-        is_global = self.cfg.get_str(C.INDEX_TYPE).upper() == "GLOBAL_SIMPLE"
+        if index_type(self.cfg) == BUCKET:
+            return self._bucketed(prepared)
+        is_global = index_type(self.cfg) in GLOBAL_INDEXES
         lookup = self.operation in ("upsert", "delete") or self.cfg.get(C.INSERT_DROP_DUPS)
         if lookup and self.latest:
             prepared = prepared.persist()
@@ -312,24 +320,21 @@ class _Write:
                 f"--base-path {self.table.base_path}), then retry this write")
 
     def _tag(self, prepared: DataFrame, is_global: bool) -> DataFrame:
-        """The simple index: join incoming keys with the keys of the latest base files (of the
-        input's partitions only, unless the index is global)."""
+        """Join incoming keys with where the index finds them stored in the latest base files (of
+        the input's partitions only, unless the index is global)."""
         slices = self.latest
         if not is_global:
             wanted = {r[0] for r in prepared.select(PARTITION_PATH).distinct().collect()}
             slices = [s for s in slices if s.partition in wanted]
-        paths = [self.table.storage.uri(s.base_file.path) for s in slices if s.base_file]
-        if not paths:
+        existing = stored_locations(self.spark, self.table.storage, slices, prepared, self.cfg, TARGET)
+        if existing is None:
             return prepared.withColumn(TARGET, F.lit(None).cast("string"))
-        existing = (self.spark.read.parquet(*paths)
-                    .select(F.col(RECORD_KEY).alias("_k"), F.col(PARTITION_PATH).alias("_p"),
-                            F.substring_index(F.col("_hoodie_file_name"), "_", 1).alias(TARGET)))
         if not is_global:
             cond = (prepared[RECORD_KEY] == existing["_k"]) & (prepared[PARTITION_PATH] == existing["_p"])
             return prepared.join(existing, cond, "left").drop("_k", "_p")
         joined = prepared.join(existing, prepared[RECORD_KEY] == existing["_k"], "left").drop("_k")
         moved = F.col("_p").isNotNull() & (F.col("_p") != F.col(PARTITION_PATH))
-        if not self.cfg.get(C.SIMPLE_INDEX_UPDATE_PARTITION_PATH):
+        if not updates_partition_path(self.cfg):
             # The record stays where it is stored.
             return joined.withColumn(PARTITION_PATH, F.coalesce("_p", PARTITION_PATH)).drop("_p")
         stay = joined.filter(~moved).drop("_p")
@@ -338,6 +343,57 @@ class _Write:
                     .withColumn(OP_COLUMN, F.lit("D")).drop("_p"))
         new_copy = joined.filter(moved).withColumn(TARGET, F.lit(None).cast("string")).drop("_p")
         return stay.unionByName(old_copy).unionByName(new_copy)
+
+    def _bucketed(self, prepared: DataFrame) -> list[dict]:
+        """The bucket index: every record goes to its bucket's file group in its partition (made
+        when new, except for deletes); nothing is looked up. Merge-on-read logs all of a bucket's
+        records once it has a base file, as Hudi's bucket index can index log files."""
+        hash_fields = self.cfg.get_list(C.BUCKET_INDEX_HASH_FIELD) or self.keygen.record_key_fields
+        bad = [f for f in hash_fields if f not in self.keygen.record_key_fields]
+        if bad:
+            raise HoodieConfigError(f"{C.BUCKET_INDEX_HASH_FIELD.key} names {bad}, which are not record key "
+                                    f"fields ({', '.join(self.keygen.record_key_fields)})")
+        num_buckets = self.cfg.get(C.BUCKET_INDEX_NUM_BUCKETS)
+        existing: dict[tuple[str, int], FileSlice] = {}
+        for s in self.latest:
+            bucket = bucket_of(s.file_id)
+            if bucket is None or bucket >= num_buckets:
+                raise HoodieConfigError(
+                    f"file group {s.file_id} in partition '{s.partition}' is not one of "
+                    f"{num_buckets} buckets ({C.BUCKET_INDEX_NUM_BUCKETS.key}); a table's bucket count "
+                    "cannot change, and a table written with another index cannot take the bucket index")
+            existing[(s.partition, bucket)] = s
+        schema = _with_internal_columns(self.df).add(BUCKET_COLUMN, "integer")
+        bucketed = prepared.mapInArrow(AddBucket(tuple(hash_fields), num_buckets), schema).persist()
+        try:
+            counts = self._count_by(bucketed, [PARTITION_PATH, BUCKET_COLUMN])
+            routes, targets, inserts, updates = [], {}, defaultdict(int), {}
+            for partition, bucket, count in counts:
+                stored = existing.get((partition, bucket))
+                if stored is None and self.operation == "delete":
+                    continue
+                file_id = stored.file_id if stored else new_bucket_file_id(bucket)
+                routes.append((partition, bucket, file_id))
+                if stored is None:
+                    targets[file_id] = Target(partition, file_id, None, None)
+                    inserts[partition] += count
+                else:
+                    targets[file_id] = _existing_target(stored)
+                    updates[(partition, file_id)] = count
+            self._check_not_clustering(updates)
+            appends = self._append_targets(updates, set(), {s.file_id: s for s in existing.values()})
+            for file_id in appends:
+                targets.pop(file_id)
+            self._inflight(workload_profile(dict(inserts), updates, self.operation))
+            _progress(f"{self.operation} {self.instant.timestamp}: {sum(c for *_, c in counts)} records into "
+                      f"{len(routes)} buckets ({len(routes) - len(updates)} new file groups); merging and writing")
+            if not routes:
+                return []
+            route_df = self.spark.createDataFrame(routes, f"{PARTITION_PATH} string, {BUCKET_COLUMN} int, {TARGET} string")
+            tagged = bucketed.join(F.broadcast(route_df), [PARTITION_PATH, BUCKET_COLUMN], "inner").drop(BUCKET_COLUMN)
+            return self._merge_groups(tagged, targets, appends)
+        finally:
+            bucketed.unpersist()
 
     def _assign_inserts(self, inserts: DataFrame, buckets) -> DataFrame:
         """Route each insert to a bucket by a hash of its key, so duplicates meet in one group."""

@@ -1,0 +1,85 @@
+"""Where incoming keys are stored, per index type, as Spark plans over the latest base files.
+
+SIMPLE / GLOBAL_SIMPLE read every key of the candidate files; BLOOM / GLOBAL_BLOOM read footers,
+prune by key range, check bloom filters and read keys of candidate files only; BUCKET computes the
+file group from the key and reads nothing. The driver only sees file lists and counts.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from .. import config as C
+from ..config import HoodieConfig
+from ..file_group.fs_view import FileSlice
+from ..storage import Storage
+from ..write.base_file import PARTITION_PATH, RECORD_KEY
+from .bloom import MATCH_SCHEMA, RANGE_SCHEMA, BaseFileRef, CheckCandidates, KeyRanges
+from .bucket import bucket_ids
+
+SIMPLE, GLOBAL_SIMPLE, BLOOM, GLOBAL_BLOOM, BUCKET = "SIMPLE", "GLOBAL_SIMPLE", "BLOOM", "GLOBAL_BLOOM", "BUCKET"
+GLOBAL_INDEXES = (GLOBAL_SIMPLE, GLOBAL_BLOOM)
+BUCKET_COLUMN = "_hoodie_bucket"
+
+
+def index_type(cfg: HoodieConfig) -> str:
+    return cfg.get_str(C.INDEX_TYPE).upper()
+
+
+def updates_partition_path(cfg: HoodieConfig) -> bool:
+    """Under a global index, whether a key arriving with a new partition moves there."""
+    prop = C.BLOOM_INDEX_UPDATE_PARTITION_PATH if index_type(cfg) == GLOBAL_BLOOM else C.SIMPLE_INDEX_UPDATE_PARTITION_PATH
+    return cfg.get(prop)
+
+
+def stored_locations(spark: SparkSession, storage: Storage, slices: list[FileSlice], incoming: DataFrame,
+                     cfg: HoodieConfig, target: str) -> DataFrame | None:
+    """(``_k``, ``_p``, ``target``): stored key, its partition and file group, for the keys of the
+    latest base files in ``slices`` that the index finds may be among ``incoming``'s keys (every
+    stored key for the simple indexes). None when there is no base file to look in."""
+    refs = [BaseFileRef(s.partition, s.file_id, s.base_file.path) for s in slices if s.base_file]
+    if not refs:
+        return None
+    if index_type(cfg) in (BLOOM, GLOBAL_BLOOM):
+        return _bloom_matches(spark, storage, refs, incoming, cfg).withColumnRenamed("_fid", target)
+    return (spark.read.parquet(*[storage.uri(r.path) for r in refs])
+            .select(F.col(RECORD_KEY).alias("_k"), F.col(PARTITION_PATH).alias("_p"),
+                    F.substring_index(F.col("_hoodie_file_name"), "_", 1).alias(target)))
+
+
+def _bloom_matches(spark: SparkSession, storage: Storage, refs: list[BaseFileRef], incoming: DataFrame,
+                   cfg: HoodieConfig) -> DataFrame:
+    parallelism = max(1, min(len(refs), spark.sparkContext.defaultParallelism * 4))
+    ranges = (spark.range(len(refs), numPartitions=parallelism)
+              .mapInArrow(KeyRanges(storage, tuple(refs)), _ddl(RANGE_SCHEMA)).collect())
+    files = spark.createDataFrame([tuple(r) for r in ranges], _ddl(RANGE_SCHEMA))
+    keys = incoming.select(F.col(RECORD_KEY).alias("_k"), F.col(PARTITION_PATH).alias("_kp")).distinct()
+    cond = F.lit(True)
+    if index_type(cfg) == BLOOM:
+        cond = keys["_kp"] == files["_p"]
+    if cfg.get(C.BLOOM_INDEX_PRUNE_BY_RANGES):
+        cond = cond & (files["_lo"].isNull() | ((keys["_k"] >= files["_lo"]) & (keys["_k"] <= files["_hi"])))
+    candidates = keys.join(F.broadcast(files), cond, "inner").select("_k", "_fid")
+    check = CheckCandidates(storage, {r.file_id: r for r in refs})
+    # PySpark counts a callable object's `self` as an argument: hand it a plain (key, data) function.
+    return candidates.groupBy("_fid").applyInArrow(lambda key, data: check(key, data), _ddl(MATCH_SCHEMA))
+
+
+def _ddl(schema: pa.Schema) -> str:
+    return ", ".join(f"{f.name} string" for f in schema)
+
+
+@dataclass(frozen=True)
+class AddBucket:
+    """Executor side: each prepared record's bucket (``BUCKET_COLUMN``)."""
+    hash_fields: tuple[str, ...]
+    num_buckets: int
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            ids = bucket_ids(batch.column(RECORD_KEY), list(self.hash_fields), self.num_buckets)
+            yield batch.append_column(BUCKET_COLUMN, pa.array(ids, pa.int32()))

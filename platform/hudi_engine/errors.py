@@ -19,3 +19,11 @@ class HoodieTableNotFoundError(HoodieError, FileNotFoundError):
 
 class HoodieTimelineError(HoodieError):
     """The timeline cannot answer: unknown instant, instant outside the active timeline, ..."""
+
+
+class HoodieWriteConflictError(HoodieError):
+    """Optimistic concurrency control: another writer changed a file group this write changed."""
+
+
+class HoodieLockError(HoodieError):
+    """The table's lock could not be acquired (or was lost) in time."""

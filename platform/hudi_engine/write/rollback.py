@@ -1,4 +1,4 @@
-"""Rolling back writes that never completed (EAGER failed-writes policy): plan, delete, record.
+"""Rolling back writes that never completed (EAGER or LAZY failed-writes policy): plan, delete, record.
 
 A rollback is itself an instant (requested → inflight → completed) so a rollback killed half way
 is finished by the next writer from its plan. Base files the failed instant wrote are deleted;
@@ -11,26 +11,49 @@ import posixpath
 import time
 from collections import defaultdict
 
+from ..concurrency.heartbeat import delete_heartbeat, heartbeat_expired
+from ..errors import HoodieTimelineError
 from ..file_group.log_file import UNKNOWN_WRITE_TOKEN, LogWriter, rollback_command_block
 from ..file_group.naming import parse_base_file_name, parse_log_file_name
 from ..table.meta_client import HoodieTable
 from ..timeline.avro_models import decode_instant_avro, encode_instant_avro
-from ..timeline.instant import COMPACTION, ROLLBACK, WRITE_ACTIONS, Instant, State, new_instant_time
+from ..timeline.instant import COMPACTION, REPLACE_COMMIT, ROLLBACK, WRITE_ACTIONS, Instant, State, new_instant_time
 from ..timeline.timeline import META_DIR
 from .base_file import marked_files, marker_dir
 
 
-def rollback_failed_writes(table: HoodieTable) -> HoodieTable:
-    """Finish pending rollbacks, then roll back every pending write; returns the reloaded table."""
+def rollback_failed_writes(table: HoodieTable, policy: str = "EAGER",
+                           heartbeat_expiry_ms: int | None = None) -> HoodieTable:
+    """Finish pending rollbacks, then roll back failed writes; returns the reloaded table.
+
+    EAGER (single writer): every pending write failed. LAZY (several writers; run under the table
+    lock): only pending writes whose heartbeat expired or is missing, never a live writer's, and
+    never a pending clustering plan (a table service, not a write). NEVER: none."""
     timeline = table.timeline
     for pending in timeline.pending([ROLLBACK]):
         plan = decode_instant_avro(timeline.read_details(
             Instant(pending.timestamp, ROLLBACK, State.REQUESTED)))
         _execute(table, pending, plan)
-    failed = timeline.pending(WRITE_ACTIONS)
+    failed = [] if policy == "NEVER" else timeline.pending(WRITE_ACTIONS)
+    if policy == "LAZY":
+        failed = [i for i in failed if not _is_clustering_plan(table, i)
+                  and heartbeat_expired(table.storage, i.timestamp, heartbeat_expiry_ms or 0)]
     for instant in failed:
         rollback(table.reload(), instant)
+        if policy == "LAZY":
+            delete_heartbeat(table.storage, instant.timestamp)
     return table.reload() if (failed or timeline.pending([ROLLBACK])) else table
+
+
+def _is_clustering_plan(table: HoodieTable, instant: Instant) -> bool:
+    if instant.action != REPLACE_COMMIT:
+        return False
+    try:
+        plan = decode_instant_avro(table.timeline.read_details(
+            Instant(instant.timestamp, instant.action, State.REQUESTED)))
+    except (HoodieTimelineError, ValueError, EOFError):
+        return False
+    return bool(plan.get("clusteringPlan"))
 
 
 def rollback(table: HoodieTable, instant: Instant) -> Instant:

@@ -122,6 +122,12 @@ class _Write:
     def begin(self) -> None:
         """Make the instant (requested); its heartbeat starts first, so no writer ever sees it
         pending without one."""
+        self._check_input()
+        data_schema = self._write_schema()
+        avro = arrow_to_avro(data_schema, self.table.name)
+        self.schema_json = to_json(avro)
+        self.ctx = WriteContext(self.table.storage, self.instant.timestamp, data_schema,
+                                to_json(add_meta_fields(avro)), self.cfg.raw())
         requested_content = b""
         if self.is_replace:
             requested_content = encode_instant_avro("HoodieRequestedReplaceMetadata", {
@@ -139,12 +145,6 @@ class _Write:
     def run(self) -> str:
         timeline = self.table.timeline
         try:
-            self._check_input()
-            data_schema = self._write_schema()
-            avro = arrow_to_avro(data_schema, self.table.name)
-            self.schema_json = to_json(avro)
-            self.ctx = WriteContext(self.table.storage, self.instant.timestamp, data_schema,
-                                    to_json(add_meta_fields(avro)), self.cfg.raw())
             with job_group(self.spark, self._job_group, f"hudi {self.operation} {self.instant.timestamp}"):
                 stats, replaced = self._execute()
             self._finalize(stats)

@@ -291,7 +291,7 @@ class ZookeeperLockProvider(LockProvider):
         port = cfg.get_str(C.ZK_PORT)
         hosts = ",".join(h if ":" in h or not port else f"{h}:{port}"
                          for h in (part.strip() for part in url.split(",")) if h)
-        key = cfg.get_str(C.ZK_LOCK_KEY) or table_name
+        key = cfg.get_str(C.ZK_LOCK_KEY) or table_name or cfg.get_str(C.TABLE_NAME)
         if not key:
             raise HoodieConfigError(f"{C.ZK_LOCK_KEY.key} is required when the table has no name")
         path = "/" + "/".join(p for p in (base.strip("/"), key.strip("/")) if p)

@@ -24,6 +24,7 @@ from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA
 from tests.support.hudi_rs import hudi_rs_read, rows
 from tests.support.occ_writer import CONFLICT_EXIT
 from tests.support.processes import kill_tree
+from tests.support.zookeeper import zookeeper  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[2]
@@ -229,3 +230,27 @@ def test_occ_compaction_is_scheduled_beside_a_pending_write(spark, table_path):
         assert planned is not None and planned.action == "compaction"
     finally:
         beat.stop()
+
+
+def test_writes_under_a_zookeeper_lock(spark, table_path, zookeeper):
+    """The write path with ZooKeeper's lock: instants start and commit under /hudi/locks/fruit."""
+    from kazoo.client import KazooClient
+
+    host, port = zookeeper.url.split(":")
+    zk = {"hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider",
+          "hoodie.write.lock.zookeeper.url": host, "hoodie.write.lock.zookeeper.port": port,
+          "hoodie.write.lock.zookeeper.base_path": "/hudi/locks"}
+    write(spark.createDataFrame([("z1", "zucchini", "eu", 1)], FRUIT_SCHEMA), table_path, opts("insert", **zk))
+    write(spark.createDataFrame([("z1", "zest", "eu", 2), ("z2", "ziziphus", "us", 2)], FRUIT_SCHEMA),
+          table_path, opts(**zk))
+    assert table_rows(spark, table_path) == [("z1", "zest", "eu", 2), ("z2", "ziziphus", "us", 2)]
+    assert not (Path(table_path) / ".hoodie/.aux/lock").exists()
+    client = KazooClient(hosts=zookeeper.url)
+    client.start(timeout=10)
+    try:
+        assert client.exists("/hudi/locks/fruit") is not None
+        assert client.get_children("/hudi/locks/fruit") == [], "every lock was released"
+    finally:
+        client.stop()
+        client.close()
+    assert_no_leftovers(table_path)

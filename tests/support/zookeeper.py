@@ -89,3 +89,11 @@ def start_zookeeper(folder: Path) -> ZooKeeper:
 
 def stop_zookeeper(server: ZooKeeper) -> None:
     stop_group(server.process, 10)
+
+
+@pytest.fixture(scope="module")
+def zookeeper(tmp_path_factory):
+    """A ZooKeeper server for the tests of one module (import this fixture into the module)."""
+    server = start_zookeeper(tmp_path_factory.mktemp("zookeeper"))
+    yield server
+    stop_zookeeper(server)

@@ -123,3 +123,25 @@ def test_bad_concurrency_options_are_refused():
         concurrency(HoodieConfig({"hoodie.write.concurrency.early.conflict.detection.enable": "true"}))
     with pytest.raises(HoodieConfigError, match="conflict.resolution.strategy"):
         concurrency(HoodieConfig({**OCC, "hoodie.write.conflict.resolution.strategy": "Mine"}))
+
+
+def test_heartbeat_expiry_follows_interval_times_tolerable_misses(tmp_path):
+    import os
+    import time
+
+    from hudi_engine.concurrency.heartbeat import Heartbeat, heartbeat_expired, heartbeat_path
+    from hudi_engine.storage import Storage
+
+    storage = Storage(str(tmp_path))
+    assert heartbeat_expired(storage, "001", 2000), "an instant without a heartbeat belongs to no live writer"
+    beat = Heartbeat(storage, "001", 1000).start()
+    try:
+        assert not heartbeat_expired(storage, "001", 2000)
+        old = time.time() - 3
+        os.utime(tmp_path / heartbeat_path("001"), (old, old))
+        assert heartbeat_expired(storage, "001", 2000)
+        time.sleep(1.3)  # the daemon thread beats again
+        assert not heartbeat_expired(storage, "001", 2000) and beat.beats >= 2
+    finally:
+        beat.stop()
+    assert not (tmp_path / heartbeat_path("001")).exists()

@@ -14,6 +14,7 @@ import pytest
 from hudi_engine.concurrency.locks import FileSystemLockProvider, table_lock
 from hudi_engine.config import HoodieConfig
 from hudi_engine.errors import HoodieConfigError, HoodieLockError
+from tests.support.zookeeper import zookeeper  # noqa: F401 (a fixture)
 
 FS = "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"
 ZK = "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider"
@@ -175,15 +176,6 @@ def test_in_process_lock_excludes_threads(tmp_path):
 
 
 # --- ZooKeeper -----------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def zookeeper(tmp_path_factory):
-    from tests.support.zookeeper import start_zookeeper, stop_zookeeper
-
-    server = start_zookeeper(tmp_path_factory.mktemp("zookeeper"))
-    yield server
-    stop_zookeeper(server)
-
-
 def zk_options(server, **extra) -> dict:
     host, port = server.url.split(":")
     return occ(ZK, **{"hoodie.write.lock.zookeeper.url": host, "hoodie.write.lock.zookeeper.port": port,

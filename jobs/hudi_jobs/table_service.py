@@ -1,16 +1,16 @@
 """A table service as a job (``python -m hudi_jobs.table_service --job-config FILE``), what the
 operator schedules for a HudiTable: compaction (schedule when Hudi's triggers say so, then execute
-every pending plan), cleaning (finish an interrupted clean, clean by hoodie.cleaner.*, then archive
+every pending plan), clustering (likewise, by hoodie.clustering.*), cleaning (finish an interrupted clean, clean by hoodie.cleaner.*, then archive
 by hoodie.keep.*), a savepoint of the latest commit (deleting the oldest beyond keepSavepoints) or
 catalog sync (Hive Metastore). The job-config is YAML or JSON:
 
     basePath: s3://lake/orders        # the table
     tableName: orders                 # for messages and metrics
-    service: compaction               # or clean, savepoint, catalogSync
+    service: compaction               # or clustering, clean, savepoint, catalogSync
     hoodieConf: {hoodie.compact.inline.max.delta.commits: "5"}   # ${secret:...} placeholders allowed
     keepSavepoints: 7                 # savepoint only: how many to keep
 
-Rerunning is always safe: an interrupted compaction is rolled back and run again, an interrupted
+Rerunning is always safe: an interrupted compaction or clustering is rolled back and run again, an interrupted
 clean is completed from its plan, and a sync brings the metastore to the table's state whatever it was.
 """
 from __future__ import annotations
@@ -28,8 +28,8 @@ from .streamer.config import parse_document
 from .streamer.props import read_text
 
 PROG = "python -m hudi_jobs.table_service"
-COMPACTION, CLEAN, SAVEPOINT, CATALOG_SYNC = "compaction", "clean", "savepoint", "catalogSync"
-SERVICES = (COMPACTION, CLEAN, SAVEPOINT, CATALOG_SYNC)
+COMPACTION, CLUSTERING, CLEAN, SAVEPOINT, CATALOG_SYNC = "compaction", "clustering", "clean", "savepoint", "catalogSync"
+SERVICES = (COMPACTION, CLUSTERING, CLEAN, SAVEPOINT, CATALOG_SYNC)
 FIELDS = ("basePath", "tableName", "service", "hoodieConf", "keepSavepoints")
 
 
@@ -87,6 +87,10 @@ def run_service(cfg: TableServiceConfig) -> list[str]:
     if cfg.service == SAVEPOINT:
         return _savepoint(table, cfg.keep_savepoints)
     spark = job_spark_session(f"hudi-{cfg.service}-{cfg.table_name}")
+    if cfg.service == CLUSTERING:
+        from hudi_engine.services.clustering import run_clusterings, schedule_clustering
+        schedule_clustering(table, props)
+        return run_clusterings(spark, table.reload(), options=props)
     if cfg.service == CLEAN:
         from hudi_engine.services.archive import archive_inline
         from hudi_engine.services.clean import run_clean
@@ -113,7 +117,7 @@ def _savepoint(table, keep: int) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog=PROG, description="Run one table service (compaction, clean, savepoint or catalog sync) of a Hudi table.", formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog=PROG, description="Run one table service (compaction, clustering, clean, savepoint or catalog sync) of a Hudi table.", formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="example:\n  python -m hudi_jobs.table_service --job-config /etc/hudi/job/job-config.yaml\n\n"
                "job config:\n  basePath: s3://lake/orders\n  tableName: orders\n  service: compaction\n")
     parser.add_argument("--job-config", required=True, metavar="FILE", help="the service's job config (YAML/JSON)")

@@ -250,11 +250,7 @@ async def _converge_table(memo: kopf.Memo, body: dict[str, Any], now: _dt.dateti
                                             f"the spec says {table.spec.table_type}; a table's type cannot "
                                             "change: restore spec.tableType or use a new basePath")
     previous = body.get("status") or {}
-    status = table_status.status(observed, _services(plan, live), previous, body["metadata"].get("generation"), now,
-                                 plan.warnings)
-    for warning in plan.warnings:
-        if warning not in (previous.get("message") or ""):
-            _event(body, lifecycle.WARNING, "NotAvailable", warning)
+    status = table_status.status(observed, _services(plan, live), previous, body["metadata"].get("generation"), now)
     was_due = ((previous.get("services") or {}).get("compaction") or {}).get("state") == table_status.DUE
     if observed is not None and observed.compaction_due and not was_due:
         _event(body, lifecycle.NORMAL, "CompactionDue",

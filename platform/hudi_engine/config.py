@@ -444,3 +444,65 @@ CONFLICT_RESOLUTION_STRATEGY = define(
     "How concurrent commits are judged: two writes conflict when both wrote a file group.",
     alternatives=("hoodie.write.lock.conflict.resolution.strategy",),
     choices=(SIMPLE_CONFLICT_RESOLUTION,))
+
+
+# --- clustering (table service) -------------------------------------------------------------------
+CLUSTERING_INLINE = define("hoodie.clustering.inline", False,
+                           "Schedule and run clustering after a write when it is due.")
+CLUSTERING_INLINE_MAX_COMMITS = define("hoodie.clustering.inline.max.commits", 4,
+                                       "Inline clustering: commits since the last clustering before the next.")
+CLUSTERING_SCHEDULE_INLINE = define("hoodie.clustering.schedule.inline", False,
+                                    "Only plan clustering after a write; a separate job executes it.")
+CLUSTERING_ASYNC_ENABLED = define("hoodie.clustering.async.enabled", False,
+                                  "Clustering runs in a separate job (the operator's scheduled service).")
+CLUSTERING_ASYNC_MAX_COMMITS = define("hoodie.clustering.async.max.commits", 4,
+                                      "Scheduled clustering: commits since the last clustering before the next.")
+CLUSTERING_PLAN_STRATEGY_CLASS = define(
+    "hoodie.clustering.plan.strategy.class",
+    "org.apache.hudi.client.clustering.plan.strategy.SparkSizeBasedClusteringPlanStrategy",
+    "How file slices are grouped (size based: small base files, by partition).")
+CLUSTERING_EXECUTION_STRATEGY_CLASS = define(
+    "hoodie.clustering.execution.strategy.class",
+    "org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy",
+    "How a group is rewritten (sorted by the sort columns, cut at the target file size).")
+CLUSTERING_SMALL_FILE_LIMIT = define("hoodie.clustering.plan.strategy.small.file.limit", 314572800,
+                                     "Base files below this size (bytes) are candidates.")
+CLUSTERING_MAX_BYTES_PER_GROUP = define("hoodie.clustering.plan.strategy.max.bytes.per.group", 2147483648,
+                                        "Input bytes one clustering group takes at most.")
+CLUSTERING_MAX_NUM_GROUPS = define("hoodie.clustering.plan.strategy.max.num.groups", 30,
+                                   "Clustering groups one plan takes at most.")
+CLUSTERING_TARGET_FILE_MAX_BYTES = define("hoodie.clustering.plan.strategy.target.file.max.bytes", 1073741824,
+                                          "Size of the files clustering writes.")
+CLUSTERING_SORT_COLUMNS = define("hoodie.clustering.plan.strategy.sort.columns", None,
+                                 "Columns the rewritten files are sorted (or curve ordered) by.")
+CLUSTERING_SINGLE_GROUP = define("hoodie.clustering.plan.strategy.single.group.clustering.enabled", True,
+                                 "Whether a group of one file slice is worth rewriting.")
+CLUSTERING_PARTITION_FILTER_MODE = define(
+    "hoodie.clustering.plan.partition.filter.mode", "NONE", "Which partitions a plan looks at.",
+    choices=("NONE", "RECENT_DAYS", "SELECTED_PARTITIONS", "DAY_ROLLING"))
+CLUSTERING_LOOKBACK_PARTITIONS = define("hoodie.clustering.plan.strategy.daybased.lookback.partitions", 2,
+                                        "RECENT_DAYS: the latest partitions (sorted by name) a plan takes.")
+CLUSTERING_SKIP_LATEST_PARTITIONS = define(
+    "hoodie.clustering.plan.strategy.daybased.skipfromlatest.partitions", 0,
+    "RECENT_DAYS: the newest partitions left alone (still being written).")
+CLUSTERING_BEGIN_PARTITION = define("hoodie.clustering.plan.strategy.cluster.begin.partition", None,
+                                    "SELECTED_PARTITIONS: first partition (inclusive).")
+CLUSTERING_END_PARTITION = define("hoodie.clustering.plan.strategy.cluster.end.partition", None,
+                                  "SELECTED_PARTITIONS: last partition (inclusive).")
+CLUSTERING_PARTITION_REGEX = define("hoodie.clustering.plan.strategy.partition.regex.pattern", None,
+                                    "Only partitions matching this regular expression.")
+CLUSTERING_PARTITION_SELECTED = define("hoodie.clustering.plan.strategy.partition.selected", None,
+                                       "Exactly these partitions (comma separated).")
+LAYOUT_OPTIMIZE_STRATEGY = define("hoodie.layout.optimize.strategy", "linear",
+                                  "Order of rows inside clustered files on the sort columns.",
+                                  alternatives=("hoodie.clustering.layout.optimize.strategy",),
+                                  choices=("linear", "z-order", "hilbert"))
+LAYOUT_CURVE_BUILD_METHOD = define("hoodie.layout.optimize.curve.build.method", "direct",
+                                   "How values map to curve coordinates (direct: from their bytes).",
+                                   alternatives=("hoodie.clustering.layout.optimize.curve.build.method",),
+                                   choices=("direct",))
+CLUSTERING_UPDATES_STRATEGY = define(
+    "hoodie.clustering.updates.strategy",
+    "org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy",
+    "What a write does with updates to file groups a pending clustering is rewriting (reject).",
+    choices=("org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy",))

@@ -27,3 +27,7 @@ class HoodieWriteConflictError(HoodieError):
 
 class HoodieLockError(HoodieError):
     """The table's lock could not be acquired (or was lost) in time."""
+
+
+class HoodieClusteringUpdateError(HoodieError):
+    """A write updates file groups that a pending clustering is rewriting."""

@@ -4,12 +4,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import clean, compact, demo, hive_sync, platform_chart, render, run, status, table
+from . import clean, cluster, compact, demo, hive_sync, platform_chart, render, run, status, table
 
 EPILOG = """examples:
   hudictl demo                         # three commits into ./demo-lakehouse, every query printed
   hudictl demo --path /tmp/lake --keep # keep the table afterwards
   hudictl compact --base-path ./lake/trips --mode scheduleAndExecute
+  hudictl cluster --base-path ./lake/trips --hoodie-conf hoodie.clustering.plan.strategy.sort.columns=city
   hudictl clean --base-path ./lake/trips --hoodie-conf hoodie.cleaner.commits.retained=5
   hudictl archive --base-path ./lake/trips
   hudictl savepoint create --base-path ./lake/trips     # then: savepoint list|restore|delete
@@ -29,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_parser(sub)
     clean.add_parser(sub)
     compact.add_parser(sub)
+    cluster.add_parser(sub)
     hive_sync.add_parser(sub)
     platform_chart.add_parser(sub)
     render.add_parser(sub)

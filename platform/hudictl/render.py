@@ -78,8 +78,6 @@ def run(args: argparse.Namespace) -> int:
         for problem in problems:
             report(problem)
         return EXIT_INVALID
-    for warning in (w for plan in plans for w in plan.warnings):
-        print(f"hudictl render: warning: {warning}", file=sys.stderr)
     sys.stdout.write(dump_manifests([m for plan in plans for m in plan.manifests]))
     return 0
 

@@ -65,10 +65,8 @@ def run(args: argparse.Namespace) -> int:
             resources = load_resources(args)
             services = []
             for table in resources.tables.values():               # refuses what the operator refuses
-                table_plan = resources.plan_table(table, settings)
-                for warning in table_plan.warnings:
-                    print(f"hudictl run: warning: {warning}", file=sys.stderr)
-                services += [(table, job, Path(work) / "services" / job.name) for job in table_plan.jobs]
+                services += [(table, job, Path(work) / "services" / job.name)
+                             for job in resources.plan_table(table, settings).jobs]
             jobs = []
             for pipeline in resources.pipelines_in_order():
                 job_dir = Path(work) / "jobs" / pipeline.metadata.name

@@ -69,9 +69,9 @@ def file_rows(table, partition: str | None = None) -> list[dict]:
 
 
 def pending_rows(table) -> list[dict]:
-    """Pending table services and writes; a compaction plan's file groups are counted."""
-    from hudi_engine.services.compaction import pending_compaction_groups
-    groups = Counter(pending_compaction_groups(table).values()) if table.table_type == "MERGE_ON_READ" else {}
+    """Pending table services and writes; the file groups of compaction and clustering plans are counted."""
+    from hudi_engine.services.pending import pending_clustering_groups, pending_compaction_groups
+    groups = Counter(pending_compaction_groups(table).values()) + Counter(pending_clustering_groups(table).values())
     return [{"instant": i.timestamp, "action": i.action, "state": i.state.name,
              "fileGroups": groups.get(i.timestamp)} for i in table.timeline.pending()]
 

@@ -89,10 +89,10 @@ def test_run_bronze_then_silver_in_dependency_order(tmp_path):
 
 def test_run_reports_a_bad_resource_with_its_field(tmp_path):
     table = orders_table("orders", tmp_path / "lake" / "orders")
-    table["spec"]["services"]["clustering"] = {"mode": "scheduled", "schedule": "@daily"}
+    table["spec"]["catalogSync"] = [{"metastoreUris": "thrift://a:9083"}, {"metastoreUris": "thrift://b:9083"}]
     done = hudictl_run(tmp_path, [table])
     assert done.returncode == 2
-    assert "HudiTable/orders: spec.services.clustering.mode: scheduled clustering is not available yet" in done.stderr
+    assert "HudiTable/orders: spec.catalogSync[1]: one catalog target per table is supported" in done.stderr
 
 
 def test_run_with_table_services_compacts_a_merge_on_read_table_once_due(tmp_path):

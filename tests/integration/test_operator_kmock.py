@@ -394,7 +394,7 @@ async def test_deleting_a_table_with_policy_delete_waits_for_its_pipelines_then_
         cluster, operator, tables):
     base_path = tables("doomed")
     await cluster.create(TABLES, table_body("doomed", base_path, deletionPolicy="Delete"))
-    await cluster.create(TABLES, table_body("kept", tables("kept"), services={"clustering": {"mode": "inline"}}))
+    await cluster.create(TABLES, table_body("kept", tables("kept")))
     await cluster.create(PIPELINES, pipeline_body("writer", "doomed"))
     await cluster.until(lambda: cluster.get(APPS, "writer-ingest"), what="the writer's job")
 
@@ -411,9 +411,6 @@ async def test_deleting_a_table_with_policy_delete_waits_for_its_pipelines_then_
     assert not Path(base_path).exists()
     await cluster.posted("doomed", "DataDeleted")
 
-    (warning,) = await cluster.posted("kept", "NotAvailable")           # the planner's warning, told once
-    assert warning["type"] == "Warning" and "clustering" in warning["message"]
-    assert warning["message"] in cluster.status(TABLES, "kept")["message"]
     kept = cluster.get(TABLES, "kept")
     kept_path = kept["spec"]["basePath"]
     await cluster.delete(TABLES, "kept")

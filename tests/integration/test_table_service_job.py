@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from hudi_engine import read, write
@@ -43,6 +44,31 @@ def test_compaction_job_compacts_a_merge_on_read_table(spark, tmp_path):
     assert sorted(zip(ro.column("name").to_pylist(), ro.column("fruit").to_pylist())) == expected
 
 
+def test_clustering_job_waits_for_enough_commits_then_clusters(spark, tmp_path):
+    base = str(tmp_path / "fruit")
+    options = {**FRUIT_OPTIONS, "hoodie.datasource.write.operation": "insert", "hoodie.parquet.small.file.limit": "0"}
+    people = [("jack", "apple", "eu", 1), ("sarah", "orange", "eu", 1), ("john", "kiwi", "eu", 1)]
+    for row in people[:2]:
+        write(spark.createDataFrame([row], FRUIT_SCHEMA), base, options)
+    config = tmp_path / "job-config.json"
+    config.write_text(json.dumps({"basePath": base, "tableName": "fruit", "service": "clustering", "hoodieConf": {
+        "hoodie.clustering.async.enabled": "true", "hoodie.clustering.async.max.commits": "3",
+        "hoodie.clustering.plan.strategy.sort.columns": "fruit"}}))
+
+    def clustered():
+        done = run_job("table-service", "--job-config", str(config))
+        assert done.returncode == 0, done.stderr[-3000:]
+        return HoodieTable.load(base).timeline.filter(["replacecommit"], completed=True)
+    assert clustered() == []                                       # two commits: not due yet
+    write(spark.createDataFrame([people[2]], FRUIT_SCHEMA), base, options)
+    assert len(clustered()) == 1
+    [only] = HoodieTable.load(base).fs_view().latest_file_slices()
+    stored = pq.read_table(HoodieTable.load(base).storage.full(only.base_file.path))
+    assert stored.column("fruit").to_pylist() == ["apple", "kiwi", "orange"]         # sorted by fruit
+    assert sorted(hudi_rs_read(base).column("name").to_pylist()) == ["jack", "john", "sarah"]
+    assert len(clustered()) == 1                                   # nothing new since: nothing to do
+
+
 def test_clean_and_savepoint_jobs(spark, tmp_path):
     base = str(tmp_path / "fruit")
     options = {**FRUIT_OPTIONS, "hoodie.datasource.write.operation": "upsert", "hoodie.clean.automatic": "false"}
@@ -73,7 +99,7 @@ def test_bad_job_configs_exit_2_naming_the_field(tmp_path):
     config = tmp_path / "job-config.yaml"
     config.write_text("basePath: /tmp/x\nservice: cleaning\n")
     done = run_job("table-service", "--job-config", str(config))
-    assert done.returncode == 2 and "service 'cleaning' is not one of compaction, clean, savepoint, catalogSync" in done.stderr
+    assert done.returncode == 2 and "service 'cleaning' is not one of compaction, clustering, clean, savepoint, catalogSync" in done.stderr
     config.write_text("basePath: /tmp/x\nservise: compaction\n")
     done = run_job("table-service", "--job-config", str(config))
     assert done.returncode == 2 and "did you mean service" in done.stderr

@@ -453,22 +453,31 @@ def test_copy_on_write_has_no_compaction():
     assert not any(k.startswith("hoodie.compact.") for k in conf(plan))
 
 
-def test_scheduled_clustering_the_engine_lacks_is_refused_not_faked():
-    with pytest.raises(PlanError) as err:
-        plan_table(table(services={"clustering": {"mode": "scheduled", "schedule": "@daily"}}), SETTINGS)
-    assert err.value.path == "spec.services.clustering.mode" and "not available yet" in err.value.message
-    assert err.value.resource == "HudiTable/orders"
+def test_scheduled_clustering_is_a_table_service_job_that_waits_for_commits():
+    clustering = {"mode": "scheduled", "schedule": "@hourly", "sortColumns": ["city", "ts"], "layout": "HILBERT"}
+    job = only(planned_table(table(services={"clustering": clustering})))
+    assert job.name == "orders-clustering" and job.application["spec"]["schedule"] == "@hourly"
+    assert job.job_config["service"] == "clustering"
+    hoodie = job.job_config["hoodieConf"]
+    assert (hoodie["hoodie.clustering.async.enabled"], hoodie["hoodie.layout.optimize.strategy"],
+            hoodie["hoodie.clustering.plan.strategy.sort.columns"]) == ("true", "hilbert", "city,ts")
+    assert hoodie["hoodie.clustering.plan.strategy.target.file.max.bytes"] == hoodie["hoodie.parquet.max.file.size"]
+    # The writers leave it to the job.
+    assert "hoodie.clustering.inline" not in conf(planned(table(services={"clustering": clustering}), pipeline()))
 
 
-def test_inline_cleaning_reaches_the_writer_and_inline_clustering_only_warns():
+def test_inline_cleaning_and_clustering_reach_the_writer():
     cleaning = {"mode": "inline", "policy": "KEEP_LATEST_FILE_VERSIONS", "retainFileVersions": 2}
-    plan = planned(table(services={"cleaning": cleaning, "clustering": {"mode": "inline"}}), pipeline())
+    clustering = {"mode": "inline", "targetFileSizeBytes": 268435456}
+    plan = planned(table(services={"cleaning": cleaning, "clustering": clustering}), pipeline())
     assert conf(plan)["hoodie.clean.automatic"] == "true"
     assert conf(plan)["hoodie.cleaner.policy"] == "KEEP_LATEST_FILE_VERSIONS"
     assert conf(plan)["hoodie.cleaner.fileversions.retained"] == "2"
-    warnings = plan_table(table(services={"cleaning": cleaning, "clustering": {"mode": "inline"}}), SETTINGS).warnings
-    assert [w.split(":")[1].strip() for w in warnings] == ["spec.services.clustering.mode is inline, but this "
-                                                          "platform's engine does not run clustering yet"]
+    assert conf(plan)["hoodie.clustering.inline"] == "true"
+    assert conf(plan)["hoodie.layout.optimize.strategy"] == "linear"
+    assert conf(plan)["hoodie.clustering.plan.strategy.target.file.max.bytes"] == "268435456"
+    assert "hoodie.clustering.plan.strategy.sort.columns" not in conf(plan)
+    assert plan_table(table(services={"cleaning": cleaning, "clustering": clustering}), SETTINGS).jobs == ()
 
 
 def test_scheduled_cleaning_is_a_table_service_job_and_the_writer_does_not_clean():
@@ -636,16 +645,15 @@ def test_render_prints_every_object_in_apply_order(tmp_path, capsys):
 
 
 def test_render_reports_each_bad_resource_and_exits_2(tmp_path, capsys):
-    bad_table = doc("HudiTable", "broken", merged(TABLE, {"basePath": "/lake/broken", "services": {
-        "clustering": {"mode": "scheduled", "schedule": "@daily"}}}))
+    bad_table = doc("HudiTable", "broken", merged(TABLE, {"basePath": "/lake/broken", "catalogSync": [
+        {"metastoreUris": "thrift://a:9083"}, {"metastoreUris": "thrift://b:9083"}]}))
     typo = doc("HudiTable", "typo", {"basePth": "/x", "recordKey": ["id"]})
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump_all([*BRONZE_SILVER, bad_table]))
     assert cli.main(["render", "-f", str(path)]) == 2
     assert capsys.readouterr().err.strip() == (
-        "hudictl: HudiTable/broken: spec.services.clustering.mode: scheduled clustering is not available yet: "
-        "this platform's engine does not run clustering; set it to disabled (or inline, which is not run yet "
-        "either)")
+        "hudictl: HudiTable/broken: spec.catalogSync[1]: one catalog target per table is supported for now; keep "
+        "one (a metastore with several URIs is one target: thrift://a,thrift://b)")
     path.write_text(yaml.safe_dump(typo))
     assert cli.main(["render", "-f", str(path)]) == 2
     err = capsys.readouterr().err

@@ -73,6 +73,7 @@ def table_options(table) -> dict[str, str]:
         C.KEEP_MIN_COMMITS.key: str(spec.services.archival.min_commits),
         C.KEEP_MAX_COMMITS.key: str(spec.services.archival.max_commits),
         **cleaning_options(spec.services.cleaning),
+        **clustering_options(table),
         # the writer cleans only when the table says inline; a scheduled job or nobody otherwise
         C.CLEAN_AUTOMATIC.key: _flag(spec.services.cleaning.mode == "inline"),
     }
@@ -94,6 +95,25 @@ def compaction_triggers(compaction) -> dict[str, str]:
     return {C.COMPACT_TRIGGER_STRATEGY.key: compaction.trigger_strategy,
             C.COMPACT_MAX_DELTA_COMMITS.key: str(compaction.max_delta_commits),
             C.COMPACT_MAX_DELTA_SECONDS.key: str(compaction.max_delta_seconds)}
+
+
+LAYOUTS = {"LINEAR": "linear", "ZORDER": "z-order", "HILBERT": "hilbert"}
+
+
+def clustering_options(table) -> dict[str, str]:
+    """How the table clusters, for whichever job does (writers inline, or the service job, which
+    waits for hoodie.clustering.async.max.commits commits since the last clustering)."""
+    spec = table.spec
+    clustering = spec.services.clustering
+    if clustering.mode == "disabled":
+        return {}
+    opts = {C.LAYOUT_OPTIMIZE_STRATEGY.key: LAYOUTS[clustering.layout],
+            C.CLUSTERING_TARGET_FILE_MAX_BYTES.key: str(clustering.target_file_size_bytes
+                                                        or spec.file_sizing.max_file_size_bytes),
+            C.CLUSTERING_INLINE.key if clustering.mode == "inline" else C.CLUSTERING_ASYNC_ENABLED.key: "true"}
+    if clustering.sort_columns:
+        opts[C.CLUSTERING_SORT_COLUMNS.key] = ",".join(clustering.sort_columns)
+    return opts
 
 
 def cleaning_options(cleaning) -> dict[str, str]:

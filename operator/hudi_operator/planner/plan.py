@@ -12,7 +12,7 @@ from .errors import PlanError
 from .job_config import pipeline_job_config, service_account, table_mounts
 from .labels import (COMPONENT_LABEL, PIPELINE_COMPONENT, SPEC_HASH_ANNOTATION, TABLE_SERVICE_COMPONENT,
                      TRIGGERED_RUN_COMPONENT, bind_configs, object_labels, object_name, with_spec_hash)
-from .services import check_available, table_services
+from .services import table_services
 from .settings import OperatorSettings
 from .spark_app import (MAX_APP_NAME, MAX_SCHEDULED_APP_NAME, STREAMER_JOB, TABLE_SERVICE_JOB, SparkJob,
                         config_map, spark_manifest)
@@ -34,7 +34,6 @@ class PlannedJob:
 @dataclass(frozen=True)
 class Plan:
     jobs: tuple[PlannedJob, ...] = ()
-    warnings: tuple[str, ...] = ()        # what the spec asks for that will not happen yet
 
     @property
     def manifests(self) -> list[dict[str, Any]]:
@@ -45,9 +44,7 @@ class Plan:
 def plan_table(table, settings: OperatorSettings) -> Plan:
     """The table's scheduled service jobs (none when the writers do everything inline)."""
     try:
-        warnings = tuple(f"HudiTable/{table.metadata.name}: {w}" for w in check_available(table.spec))
-        return Plan(tuple(_service_job(table, service, settings) for service in table_services(table, settings)),
-                    warnings)
+        return Plan(tuple(_service_job(table, service, settings) for service in table_services(table, settings)))
     except PlanError as exc:
         raise exc.of(f"HudiTable/{table.metadata.name}") from None
 

@@ -1,14 +1,12 @@
-"""A HudiTable's table services as jobs of their own: scheduled compaction, cleaning, savepoints and
-catalog sync run the ``table-service`` job on a cron schedule. Services the engine cannot run yet
-(clustering) are refused with the field to change — never planned as a job that would pretend to
-do them."""
+"""A HudiTable's table services as jobs of their own: scheduled compaction, clustering, cleaning,
+savepoints and catalog sync run the ``table-service`` job on a cron schedule."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
 from hudi_engine.errors import HoodieConfigError
-from hudi_jobs.table_service import CATALOG_SYNC, CLEAN, COMPACTION, SAVEPOINT, parse_config
+from hudi_jobs.table_service import CATALOG_SYNC, CLEAN, CLUSTERING, COMPACTION, SAVEPOINT, parse_config
 
 from ..api.table import MERGE_ON_READ
 from .errors import PlanError
@@ -27,18 +25,6 @@ class TableService:
     job_config: dict[str, Any]
 
 
-def check_available(spec) -> tuple[str, ...]:
-    """Refuse the scheduled services the engine does not implement yet, naming the field to change;
-    inline ones only warn, as writers cannot run them yet."""
-    clustering = spec.services.clustering
-    if clustering.mode == "scheduled":
-        raise PlanError("spec.services.clustering.mode",
-                        "scheduled clustering is not available yet: this platform's engine does not run "
-                        "clustering; set it to disabled (or inline, which is not run yet either)")
-    return (("spec.services.clustering.mode is inline, but this platform's engine does not run clustering "
-             "yet: files are not reorganised",) if clustering.mode == "inline" else ())
-
-
 def table_services(table, settings: OperatorSettings) -> list[TableService]:
     """The scheduled service jobs of ``table``, in a stable order."""
     spec = table.spec
@@ -49,6 +35,10 @@ def table_services(table, settings: OperatorSettings) -> list[TableService]:
         found.append(TableService(COMPACTION, "compaction", compaction.schedule, compaction.spark,
                                   service_job_config(table, COMPACTION,
                                                      {**compaction_triggers(compaction), **options})))
+    clustering = spec.services.clustering
+    if clustering.mode == "scheduled":
+        found.append(TableService(CLUSTERING, "clustering", clustering.schedule, clustering.spark,
+                                  service_job_config(table, CLUSTERING, options)))
     cleaning = spec.services.cleaning
     if cleaning.mode == "scheduled":
         found.append(TableService(CLEAN, "clean", cleaning.schedule, cleaning.spark,

@@ -11,10 +11,9 @@ from hudi_engine import config as C
 from hudi_engine.errors import HoodieError
 from hudi_engine.services.compaction_plan import (NUM_COMMITS_AFTER_LAST_REQUEST, compaction_due,
                                                   delta_commits_since_compaction)
+from hudi_engine.services.pending import pending_clusterings
 from hudi_engine.table.meta_client import HoodieTable
-from hudi_engine.timeline.avro_models import decode_instant_avro
-from hudi_engine.timeline.instant import (CLUSTERING, COMPACTION, REPLACE_COMMIT, Instant, State,
-                                          parse_instant_time)
+from hudi_engine.timeline.instant import COMPACTION, parse_instant_time
 from hudi_jobs.streamer.checkpoint import CommitInfo, resolve_checkpoint
 
 from .conditions import merge, of_phase, timestamp
@@ -80,7 +79,7 @@ def observe(table: HoodieTable, trigger: CompactionTrigger | None, now: _dt.date
         last_commit_instant=last.timestamp if last else None,
         last_commit_time=instant_datetime(last.timestamp, table) if last else None,
         pending_compactions=sum(1 for i in pending if i.action == COMPACTION),
-        pending_clusterings=sum(1 for i in pending if _is_clustering(table, i)),
+        pending_clusterings=len(pending_clusterings(table)),
         commits_since_compaction=(since.count if since else 0) if table.table_type == MERGE_ON_READ else None,
         compaction_due=_compaction_due(table, trigger, now),
         checkpoint=_checkpoint(table),
@@ -108,21 +107,6 @@ def _compaction_due(table: HoodieTable, trigger: CompactionTrigger | None, now: 
                           info.count, int(elapsed))
 
 
-def _is_clustering(table: HoodieTable, instant: Instant) -> bool:
-    """Pending clustering: a ``clustering`` instant (table version 8+), or in version 6 a pending
-    replacecommit whose requested plan is a clustering one (insert-overwrite has none)."""
-    if instant.action == CLUSTERING:
-        return True
-    if instant.action != REPLACE_COMMIT:
-        return False
-    requested = Instant(instant.timestamp, instant.action, State.REQUESTED)
-    try:
-        plan = decode_instant_avro(table.timeline.read_details(requested))
-    except HoodieError:
-        return False
-    return plan.get("operationType") == "CLUSTER" or plan.get("clusteringPlan") is not None
-
-
 def _checkpoint(table: HoodieTable) -> str | None:
     """The source position the newest delta/commit carries, resolved as the streamer resumes."""
     commits = [CommitInfo(i.timestamp, i.action, table.timeline.commit_metadata(i).get("extraMetadata") or {})
@@ -135,12 +119,10 @@ def _checkpoint(table: HoodieTable) -> str | None:
 
 
 def status(observation: TableObservation | None, services: dict[str, dict[str, Any]],
-           previous: dict[str, Any] | None, generation: int | None, now: _dt.datetime,
-           warnings: tuple[str, ...] = ()) -> dict[str, Any]:
+           previous: dict[str, Any] | None, generation: int | None, now: _dt.datetime) -> dict[str, Any]:
     """The HudiTable status: Pending until the first commit creates the table at basePath, then
     Ready with what the timeline says. ``services``: each table service's child and last run; a
-    compaction that is due by the table's trigger is marked so. ``warnings``: what the spec asks
-    for that will not happen (the plan's), told in the message."""
+    compaction that is due by the table's trigger is marked so."""
     services = {name: dict(entry) for name, entry in services.items()}
     if observation is None:
         phase, reason = PENDING, "NoTableYet"
@@ -154,8 +136,6 @@ def status(observation: TableObservation | None, services: dict[str, dict[str, A
         if observation.compaction_due:
             services.setdefault("compaction", {})["state"] = DUE
             message += "; compaction is due"
-    if warnings:
-        message = "; ".join((message, *warnings))
     conditions = merge((previous or {}).get("conditions"),
                        of_phase(phase, reason, message, (READY,), (PENDING,), (DEGRADED,)), generation, now)
     return {"observedGeneration": generation, "phase": phase, "message": message, "conditions": conditions,

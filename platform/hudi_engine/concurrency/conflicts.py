@@ -17,6 +17,7 @@ from typing import Iterable, Mapping
 
 from ..errors import HoodieTimelineError, HoodieWriteConflictError
 from ..file_group.naming import parse_base_file_name, parse_log_file_name
+from ..services.clustering_plan import is_clustering
 from ..services.compaction_plan import planned_file_groups
 from ..storage import Storage
 from ..timeline.avro_models import decode_instant_avro
@@ -118,7 +119,7 @@ def touch_of(timeline: Timeline, instant: Instant) -> Touch | None:
         plan = decode_instant_avro(timeline.read_details(Instant(instant.timestamp, instant.action, State.REQUESTED)))
     except (HoodieTimelineError, ValueError, EOFError, KeyError):
         return None  # a pending insert_overwrite's empty requested file: a write, judged when it completes
-    if instant.action == REPLACE_COMMIT and not plan.get("clusteringPlan"):
+    if instant.action == REPLACE_COMMIT and not is_clustering(plan):
         return None
     return Touch(instant, frozenset(planned_file_groups(plan)), PLANNED_SINCE_START)
 

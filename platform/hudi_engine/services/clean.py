@@ -17,19 +17,18 @@ from collections import defaultdict
 from .. import config as C
 from ..concurrency.locks import table_lock
 from ..config import HoodieConfig
-from ..errors import HoodieTimelineError
 from ..file_group.fs_view import FileSystemView, LogFile
 from ..file_group.naming import parse_log_file_name
 from ..storage import Storage
 from ..table.meta_client import HoodieTable
 from ..timeline.avro_models import CLEAN_METADATA, CLEANER_PLAN, decode_instant_avro, encode_instant_avro
-from ..timeline.instant import (CLEAN, CLUSTERING, COMPACTION, REPLACE_COMMIT, SAVEPOINT, Instant, State,
+from ..timeline.instant import (CLEAN, COMPACTION, REPLACE_COMMIT, SAVEPOINT, Instant, State,
                                 new_instant_time)
 from .clean_plan import (COMMIT_ACTIONS, KEEP_LATEST_BY_HOURS, KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS,
                          Retention,
                          TableState, check_queryable, clean_due, cleaner_plan, earliest_commit_to_retain,
                          earliest_queryable, files_to_clean)
-from .compaction_plan import planned_file_groups
+from .pending import pending_clustering_groups, requested_plan
 
 # Below this many files a plan is deleted in-process by a few threads (deletes wait on storage, not
 # on the CPU): Spark tasks made 1,000 deletes 44x slower than plain ones (benchmarks/clean.py).
@@ -40,11 +39,6 @@ DELETE_THREADS = 16
 def retention(cfg: HoodieConfig) -> Retention:
     return Retention(cfg.get_str(C.CLEANER_POLICY).upper(), cfg.get(C.CLEANER_COMMITS_RETAINED),
                      cfg.get(C.CLEANER_FILE_VERSIONS_RETAINED), cfg.get(C.CLEANER_HOURS_RETAINED))
-
-
-def _requested_plan(table: HoodieTable, instant: Instant) -> dict:
-    return decode_instant_avro(table.timeline.read_details(
-        Instant(instant.timestamp, instant.action, State.REQUESTED)))
 
 
 def savepointed_files(table: HoodieTable) -> frozenset[str]:
@@ -60,21 +54,14 @@ def table_state(table: HoodieTable, view: FileSystemView) -> TableState:
     """Savepoints, pending compactions/clusterings and replaced file groups, from the timeline."""
     bases: dict[tuple[str, str], str] = {}
     for instant in table.timeline.pending([COMPACTION]):
-        for op in _requested_plan(table, instant).get("operations") or []:
+        for op in requested_plan(table, instant).get("operations") or []:
             bases[(op["partitionPath"], op["fileId"])] = op["baseInstantTime"]
-    clustering: set[tuple[str, str]] = set()
-    for instant in table.timeline.pending([REPLACE_COMMIT, CLUSTERING]):
-        try:
-            plan = _requested_plan(table, instant)
-        except HoodieTimelineError:  # an insert_overwrite's requested file may be empty: it plans no clustering
-            continue
-        if plan.get("clusteringPlan"):
-            clustering |= planned_file_groups(plan)
+    clustering = frozenset(pending_clustering_groups(table))
     replaced = {}
     for instant in table.timeline.filter([REPLACE_COMMIT], completed=True):
         for partition, ids in (table.timeline.commit_metadata(instant).get("partitionToReplaceFileIds") or {}).items():
             replaced.update({(partition, fid): instant.timestamp for fid in ids})
-    return TableState(savepointed_files(table), bases, frozenset(clustering), replaced)
+    return TableState(savepointed_files(table), bases, clustering, replaced)
 
 
 def _cdc_logs(view: FileSystemView, groups) -> dict:

@@ -28,7 +28,7 @@ from ..read.log_merge import DELETES
 from ..read.plan import merge_spec, table_schema
 from ..schema.avro import META_FIELDS, add_meta_fields, arrow_to_avro, to_json
 from ..table.meta_client import HoodieTable
-from ..timeline.avro_models import COMPACTION_PLAN, decode_instant_avro, encode_instant_avro
+from ..timeline.avro_models import COMPACTION_PLAN, encode_instant_avro
 from ..timeline.instant import (COMMIT, COMPACTION, DELTA_COMMIT, REPLACE_COMMIT, Instant, State,
                                 new_instant_time)
 from ..timeline.timeline import commit_metadata_json
@@ -39,21 +39,8 @@ from ..write.commit import commit_metadata
 from ..write.rollback import rollback
 from ..write.spark_jobs import job_group
 from ..write.tasks import STAT_SCHEMA, stats_batch, task_identity
-from .compaction_plan import plan_compaction, planned_file_groups, should_schedule_compaction
-
-
-def _plan_of(table: HoodieTable, instant: Instant) -> dict:
-    return decode_instant_avro(table.timeline.read_details(
-        Instant(instant.timestamp, instant.action, State.REQUESTED)))
-
-
-def pending_compaction_groups(table: HoodieTable) -> dict[tuple[str, str], str]:
-    """(partition, file id) → instant of every file group a pending compaction is rewriting."""
-    groups: dict[tuple[str, str], str] = {}
-    for instant in table.timeline.pending([COMPACTION]):
-        for group in planned_file_groups(_plan_of(table, instant)):
-            groups[group] = instant.timestamp
-    return groups
+from .compaction_plan import plan_compaction, should_schedule_compaction
+from .pending import pending_clustering_groups, pending_compaction_groups, requested_plan
 
 
 def schedule_compaction(table: HoodieTable, options: dict | None = None, force: bool = False,
@@ -80,9 +67,7 @@ def _schedule_compaction(table: HoodieTable, cfg: HoodieConfig, occ: bool, force
         raise HoodieError(
             f"cannot schedule a compaction of {table.name} while write {writes[0]} is pending: its "
             "log blocks would be missed. Let it finish, or run a write (it rolls failed ones back)")
-    excluded = set(pending_compaction_groups(table))
-    for instant in timeline.pending([REPLACE_COMMIT]):
-        excluded |= planned_file_groups(_plan_of(table, instant))
+    excluded = set(pending_compaction_groups(table)) | set(pending_clustering_groups(table))
     plan = plan_compaction(table.fs_view().latest_file_slices(), cfg, excluded, extra_metadata)
     if plan is None:
         return None
@@ -121,7 +106,7 @@ def run_compactions(spark: SparkSession, table: HoodieTable, instant_time: str |
 
 def _execute(spark: SparkSession, table: HoodieTable, requested: Instant, options: dict | None) -> str:
     timeline = table.timeline
-    plan = _plan_of(table, requested)
+    plan = requested_plan(table, requested)
     operations = plan.get("operations") or []
     schema = table_schema(table)
     data_schema = pa.schema([f for f in schema if f.name not in META_FIELDS])

@@ -12,13 +12,13 @@ import time
 from collections import defaultdict
 
 from ..concurrency.heartbeat import delete_heartbeat, heartbeat_expired
-from ..errors import HoodieTimelineError
 from ..file_group.log_file import UNKNOWN_WRITE_TOKEN, LogWriter, rollback_command_block
 from ..file_group.naming import parse_base_file_name, parse_log_file_name
 from ..table.meta_client import HoodieTable
 from ..timeline.avro_models import decode_instant_avro, encode_instant_avro
-from ..timeline.instant import COMPACTION, REPLACE_COMMIT, ROLLBACK, WRITE_ACTIONS, Instant, State, new_instant_time
+from ..timeline.instant import COMPACTION, ROLLBACK, WRITE_ACTIONS, Instant, State, new_instant_time
 from ..timeline.timeline import META_DIR
+from ..services.pending import pending_clusterings
 from .base_file import marked_files, marker_dir
 
 
@@ -27,17 +27,19 @@ def rollback_failed_writes(table: HoodieTable, policy: str = "EAGER",
     """Finish pending rollbacks, then roll back failed writes; returns the reloaded table.
 
     EAGER (single writer): every pending write failed. LAZY (several writers; run under the table
-    lock): only pending writes whose heartbeat expired or is missing, never a live writer's, and
-    never a pending clustering plan (a table service, not a write). NEVER: none."""
+    lock): only pending writes whose heartbeat expired or is missing, never a live writer's.
+    NEVER: none. A pending clustering plan is never a failed write."""
     timeline = table.timeline
     for pending in timeline.pending([ROLLBACK]):
         plan = decode_instant_avro(timeline.read_details(
             Instant(pending.timestamp, ROLLBACK, State.REQUESTED)))
         _execute(table, pending, plan)
-    failed = [] if policy == "NEVER" else timeline.pending(WRITE_ACTIONS)
+    # A pending clustering is a plan, not a failed write: its own runs execute or roll it back.
+    clusterings = {i.timestamp for i, _ in pending_clusterings(table)}
+    failed = [] if policy == "NEVER" else [i for i in timeline.pending(WRITE_ACTIONS)
+                                           if i.timestamp not in clusterings]
     if policy == "LAZY":
-        failed = [i for i in failed if not _is_clustering_plan(table, i)
-                  and heartbeat_expired(table.storage, i.timestamp, heartbeat_expiry_ms or 0)]
+        failed = [i for i in failed if heartbeat_expired(table.storage, i.timestamp, heartbeat_expiry_ms or 0)]
     for instant in failed:
         rollback(table.reload(), instant)
         if policy == "LAZY":
@@ -45,19 +47,9 @@ def rollback_failed_writes(table: HoodieTable, policy: str = "EAGER",
     return table.reload() if (failed or timeline.pending([ROLLBACK])) else table
 
 
-def _is_clustering_plan(table: HoodieTable, instant: Instant) -> bool:
-    if instant.action != REPLACE_COMMIT:
-        return False
-    try:
-        plan = decode_instant_avro(table.timeline.read_details(
-            Instant(instant.timestamp, instant.action, State.REQUESTED)))
-    except (HoodieTimelineError, ValueError, EOFError):
-        return False
-    return bool(plan.get("clusteringPlan"))
-
-
-def rollback(table: HoodieTable, instant: Instant) -> Instant:
-    """Roll back one pending write instant: its data files and markers go, then its instant files."""
+def rollback(table: HoodieTable, instant: Instant, keep_requested: bool = False) -> Instant:
+    """Roll back one pending write instant: its data files and markers go, then its instant files
+    (with ``keep_requested``, as always for a compaction, the plan stays to be executed again)."""
     timeline = table.timeline
     rollback_ts = new_instant_time(timeline.last_instant_time)
     plan = {
@@ -67,7 +59,7 @@ def rollback(table: HoodieTable, instant: Instant) -> Instant:
     }
     requested = timeline.create_requested(Instant(rollback_ts, ROLLBACK, State.REQUESTED),
                                           encode_instant_avro("HoodieRollbackPlan", plan))
-    return _execute(table, requested, plan)
+    return _execute(table, requested, plan, keep_requested)
 
 
 def _rollback_requests(table: HoodieTable, instant: Instant) -> list[dict]:
@@ -116,7 +108,7 @@ def _appended_by_commit(table: HoodieTable, instant: Instant) -> set[str]:
             and log.instant != instant.timestamp and table.storage.exists(p)}
 
 
-def _execute(table: HoodieTable, rollback_instant: Instant, plan: dict) -> Instant:
+def _execute(table: HoodieTable, rollback_instant: Instant, plan: dict, keep_requested: bool = False) -> Instant:
     storage, timeline = table.storage, table.timeline
     started = time.monotonic()
     if rollback_instant.state == State.REQUESTED:
@@ -141,7 +133,7 @@ def _execute(table: HoodieTable, rollback_instant: Instant, plan: dict) -> Insta
                 table, request, target["commitTime"], rollback_instant.timestamp))
     storage.delete_dir(marker_dir(target["commitTime"]))
     pending = Instant(target["commitTime"], target["action"], State.REQUESTED)
-    if target["action"] == COMPACTION:
+    if keep_requested or target["action"] == COMPACTION:
         storage.delete(timeline.path_of(pending.with_state(State.INFLIGHT)))
     else:
         storage.delete(timeline.path_of(pending.with_state(State.COMPLETED)))  # a restore's target

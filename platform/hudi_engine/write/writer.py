@@ -23,10 +23,11 @@ from ..concurrency.heartbeat import Heartbeat, heartbeat_expired
 from ..concurrency.locks import table_lock
 from ..concurrency.settings import Concurrency, concurrency
 from ..config import HoodieConfig
-from ..errors import HoodieConfigError, HoodieError, HoodieValidationError
+from ..errors import HoodieClusteringUpdateError, HoodieConfigError, HoodieError, HoodieValidationError
 from ..file_group.fs_view import FileSlice
 from ..keygen import key_generator_from_config
-from ..services.compaction import compact_inline, pending_compaction_groups
+from ..services.compaction import compact_inline
+from ..services.pending import pending_clustering_groups, pending_compaction_groups
 from ..services.inline import table_services_after_commit
 from ..services.savepoint import finish_pending_restore
 from ..sync import sync_after_commit
@@ -117,6 +118,8 @@ class _Write:
         self.latest = table.fs_view().latest_file_slices()
         # File groups a pending compaction is rewriting: their new log files start its slice.
         self.compacting = pending_compaction_groups(table) if self.is_mor else {}
+        # File groups a pending clustering is rewriting: no inserts go there, updates are refused.
+        self.clustering = pending_clustering_groups(table)
 
     # --- driver flow -----------------------------------------------------------------------------
     def begin(self) -> None:
@@ -356,6 +359,7 @@ class _Write:
                     inserts[partition] += count
                 else:
                     updates[(partition, target)] = count
+            self._check_not_clustering(updates)
             slices = {s.file_id: s for s in self.latest}
             buckets = plan_inserts(dict(inserts), self._small_files(), self._avg_record_size(), self._sizing())
             appends = self._append_targets(updates, {b.file_id for b in buckets}, slices)
@@ -378,6 +382,19 @@ class _Write:
             prepared.unpersist()
 
     # --- pieces ----------------------------------------------------------------------------------
+    def _check_not_clustering(self, updates: dict[tuple[str, str], int]) -> None:
+        """Hudi's SparkRejectUpdateStrategy: a pending clustering owns its file groups until it
+        completes, so updates to them fail this write (and it is rolled back, nothing lost)."""
+        blocked = sorted(g for g in updates if g in self.clustering)
+        if blocked:
+            instants = sorted({self.clustering[g] for g in blocked})
+            raise HoodieClusteringUpdateError(
+                f"{sum(updates[g] for g in blocked)} updates/deletes of this {self.operation} go to "
+                f"file groups that pending clustering {', '.join(instants)} is rewriting "
+                f"(e.g. {blocked[0][1]} in partition '{blocked[0][0]}'); Hudi's reject-update "
+                "strategy refuses them. Run the clustering first (hudictl cluster --mode execute "
+                f"--base-path {self.table.base_path}), then retry this write")
+
     def _tag(self, prepared: DataFrame, is_global: bool) -> DataFrame:
         """The simple index: join incoming keys with the keys of the latest base files (of the
         input's partitions only, unless the index is global)."""
@@ -462,7 +479,7 @@ class _Write:
         limit = self.cfg.get(C.PARQUET_SMALL_FILE_LIMIT)
         small: dict[str, list[SmallFile]] = defaultdict(list)
         for s in self.latest:
-            if (s.base_file and s.base_file.size < limit
+            if (s.base_file and s.base_file.size < limit and (s.partition, s.file_id) not in self.clustering
                     and not (self.is_mor and (s.log_files or (s.partition, s.file_id) in self.compacting))):
                 small[s.partition].append(SmallFile(s.file_id, s.base_file.path, s.base_file.size, s.base_instant))
         if self.is_mor:

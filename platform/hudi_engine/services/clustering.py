@@ -1,0 +1,257 @@
+"""Clustering: schedule a plan, execute it to a replacecommit, recover one that died.
+
+Scheduling writes ``<ts>.replacecommit.requested`` holding a clustering plan (groups of small file
+slices per partition). Execution moves it to inflight, reads each group's slices (merged with
+their logs on merge-on-read tables), orders the rows (linear sort, z-order or hilbert curve on the
+sort columns), writes them into ``numOutputFileGroups`` new file groups cut at the target file
+size, and completes the replacecommit naming the file groups it replaced. Records keep their
+commit time and sequence number (Hudi preserves them), so incremental queries do not see them
+again. A run killed half way leaves an inflight instant: the next run rolls it back to requested
+and executes the plan again. Pending clusterings own their file groups: writers do not add
+inserts to them and refuse updates (see the writer).
+"""
+from __future__ import annotations
+
+import json
+import posixpath
+import sys
+from dataclasses import dataclass
+from functools import reduce
+from typing import Iterator
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.pandas.types import from_arrow_schema
+
+from .. import config as C
+from ..config import HoodieConfig
+from ..errors import HoodieError
+from ..file_group.fs_view import FileSlice
+from ..file_group.log_scanner import Visibility
+from ..file_group.naming import new_file_id, parse_base_file_name, parse_log_file_name
+from ..read.file_slice import SliceMerge, slice_rows
+from ..read.plan import merge_spec, table_schema
+from ..schema.avro import META_FIELDS, add_meta_fields, arrow_to_avro, to_json
+from ..table.meta_client import HoodieTable
+from ..timeline.avro_models import REQUESTED_REPLACE_METADATA, encode_instant_avro
+from ..timeline.instant import REPLACE_COMMIT, Instant, State, new_instant_time
+from ..timeline.timeline import commit_metadata_json
+from ..write.base_file import BaseFileWriter, WriteContext, conform, marker_dir
+from ..write.commit import commit_metadata
+from ..write.rollback import rollback
+from ..write.spark_jobs import job_group
+from ..write.tasks import BULK_BUFFER_BYTES, STAT_SCHEMA, stats_batch, task_identity
+from .clustering_plan import (clustering_due, commits_since_clustering, plan_clustering,
+                              sort_columns)
+from .compaction import operation_slice
+from .layout import CURVE_KEY, LINEAR, curve_key, layout_strategy
+from .pending import pending_clustering_groups, pending_clusterings, pending_compaction_groups
+
+
+def schedule_clustering(table: HoodieTable, options: dict | None = None, force: bool = False,
+                        extra_metadata: dict[str, str] | None = None) -> Instant | None:
+    """Write a clustering plan when one is due (``force``: whenever a group is worth rewriting)."""
+    cfg = HoodieConfig({**(options or {}), **table.props})
+    timeline = table.timeline
+    clusterings = {i.timestamp for i in timeline.filter([REPLACE_COMMIT], completed=True)
+                   if timeline.commit_metadata(i).get("operationType") == "CLUSTER"}
+    if not force and not clustering_due(commits_since_clustering(timeline.instants, clusterings), cfg):
+        return None
+    _check_sort_columns(table, sort_columns(cfg))
+    excluded = set(pending_compaction_groups(table)) | set(pending_clustering_groups(table))
+    requested_replace = plan_clustering(table.fs_view().latest_file_slices(), cfg, table.storage.uri,
+                                        excluded, extra_metadata)
+    if requested_replace is None:
+        return None
+    instant = Instant(new_instant_time(timeline.last_instant_time), REPLACE_COMMIT, State.REQUESTED)
+    timeline.create_requested(instant, encode_instant_avro(REQUESTED_REPLACE_METADATA, requested_replace))
+    groups = requested_replace["clusteringPlan"]["inputGroups"]
+    _progress(f"scheduled clustering {instant.timestamp}: {sum(len(g['slices']) for g in groups)} file "
+              f"groups in {len(groups)} clustering groups → {sum(g['numOutputFileGroups'] for g in groups)} "
+              "new file groups")
+    return instant
+
+
+def _check_sort_columns(table: HoodieTable, columns: list[str]) -> None:
+    if not columns:
+        return
+    names = [f.name for f in table_schema(table)]
+    missing = [c for c in columns if c not in names]
+    if missing:
+        raise HoodieError(f"{C.CLUSTERING_SORT_COLUMNS.key} names {missing}, which table {table.name} "
+                          f"does not have; its columns are {[n for n in names if n not in META_FIELDS]}")
+
+
+def cluster_inline(spark: SparkSession, table: HoodieTable, options: dict) -> list[str]:
+    """After a write: ``hoodie.clustering.inline`` plans when due and runs every pending clustering;
+    ``hoodie.clustering.schedule.inline`` only plans (a standalone job executes)."""
+    cfg = HoodieConfig(options)
+    inline, schedule_only = cfg.get(C.CLUSTERING_INLINE), cfg.get(C.CLUSTERING_SCHEDULE_INLINE)
+    if not (inline or schedule_only):
+        return []
+    schedule_clustering(table, options)
+    return run_clusterings(spark, table.reload(), options=options) if inline else []
+
+
+def run_clusterings(spark: SparkSession, table: HoodieTable, instant_time: str | None = None,
+                    options: dict | None = None) -> list[str]:
+    """Execute pending clusterings (one, or all oldest first); returns the completed instants."""
+    done = []
+    for instant, requested_replace in pending_clusterings(table):
+        if instant_time is not None and instant.timestamp != instant_time:
+            continue
+        table = table.reload()
+        if instant.state == State.INFLIGHT:
+            _progress(f"clustering {instant.timestamp} was interrupted; rolling it back to run it again")
+            rollback(table, instant, keep_requested=True)
+            table = table.reload()
+        requested = Instant(instant.timestamp, instant.action, State.REQUESTED)
+        done.append(_execute(spark, table, requested, requested_replace, options or {}))
+    if instant_time is not None and not done:
+        raise HoodieError(f"no pending clustering {instant_time} in {table.name}; pending ones: "
+                          f"{[i.timestamp for i, _ in pending_clusterings(table)]}")
+    return done
+
+
+def slice_of(info: dict) -> FileSlice:
+    """The file slice a plan's ``HoodieSliceInfo`` names (full paths there; found by file name
+    under the partition, so a moved table still runs its plans)."""
+    base_name = posixpath.basename(info.get("dataFilePath") or "")
+    logs = [posixpath.basename(p) for p in info.get("deltaFilePaths") or []]
+    if base_name:
+        base_instant = parse_base_file_name(base_name).instant
+    else:
+        base_instant = parse_log_file_name(logs[0]).instant
+    return operation_slice({"partitionPath": info.get("partitionPath") or "", "fileId": info["fileId"],
+                            "dataFilePath": base_name or None, "deltaFilePaths": logs,
+                            "baseInstantTime": base_instant})
+
+
+def _execute(spark: SparkSession, table: HoodieTable, requested: Instant, requested_replace: dict,
+             options: dict) -> str:
+    plan = requested_replace["clusteringPlan"]
+    groups = plan.get("inputGroups") or []
+    cfg = HoodieConfig({**options, **table.props})
+    columns = [c for c in ((plan.get("strategy") or {}).get("strategyParams") or {})
+               .get(C.CLUSTERING_SORT_COLUMNS.key, "").split(",") if c.strip()]
+    _check_sort_columns(table, columns)
+    strategy = layout_strategy(cfg.get_str(C.LAYOUT_OPTIMIZE_STRATEGY)) if columns else LINEAR
+    schema = table_schema(table)
+    data_schema = pa.schema([f for f in schema if f.name not in META_FIELDS])
+    avro = arrow_to_avro(data_schema, table.name)
+    ctx = WriteContext(table.storage, requested.timestamp, data_schema, to_json(add_meta_fields(avro)),
+                       {**options, **table.props})
+    timeline = table.timeline
+    merge = None
+    if table.table_type == "MERGE_ON_READ":
+        visibility = Visibility(frozenset(i.timestamp for i in timeline.completed_writes(until=requested.timestamp)),
+                                timeline.start, requested.timestamp)
+        merge = SliceMerge(visibility, merge_spec(table))
+    inflight = timeline.transition_to_inflight(requested)
+    target = cfg.get(C.CLUSTERING_TARGET_FILE_MAX_BYTES)
+    slices = sum(len(g.get("slices") or []) for g in groups)
+    _progress(f"clustering {requested.timestamp}: rewriting {slices} file groups in {len(groups)} groups "
+              f"({strategy}{' on ' + ','.join(columns) if columns else ''})")
+    with job_group(spark, f"hudi-clustering-{table.name}-{requested.timestamp}",
+                   f"hudi clustering {requested.timestamp}"):
+        frames = [_group_frame(spark, ctx, group, merge, columns, strategy, target) for group in groups]
+        stats = [json.loads(r[0]) for r in reduce(DataFrame.unionByName, frames).collect()]
+    replaced: dict[str, list[str]] = {}
+    for group in groups:
+        for info in group.get("slices") or []:
+            replaced.setdefault(info.get("partitionPath") or "", []).append(info["fileId"])
+    meta = commit_metadata(stats, "cluster", to_json(avro), plan.get("extraMetadata") or {}, replaced)
+    timeline.complete(inflight, commit_metadata_json(meta))
+    table.storage.delete_dir(marker_dir(requested.timestamp))
+    _progress(f"committed clustering {requested.timestamp}: {sum(s['numWrites'] for s in stats)} records "
+              f"in {len(stats)} files, replacing {slices} file groups")
+    return requested.timestamp
+
+
+def _group_frame(spark: SparkSession, ctx: WriteContext, group: dict, merge: SliceMerge | None,
+                 columns: list[str], strategy: str, target: int) -> DataFrame:
+    """One clustering group: its slices read in parallel, range-partitioned into its output file
+    groups on the sort order, each output partition written as one file group by one task."""
+    slices = tuple(slice_of(info) for info in group.get("slices") or [])
+    curve = strategy != LINEAR
+    out_schema = ctx.file_schema.append(pa.field(CURVE_KEY, pa.binary())) if curve else ctx.file_schema
+    reader = ReadGroup(ctx, slices, merge, tuple(columns) if curve else (), strategy)
+    parallelism = max(1, min(len(slices), spark.sparkContext.defaultParallelism * 4))
+    rows = spark.range(len(slices), numPartitions=parallelism).mapInArrow(reader, from_arrow_schema(out_schema))
+    order = [CURVE_KEY] if curve else list(columns)
+    outputs = max(1, int(group.get("numOutputFileGroups") or 1))
+    if order:
+        rows = (rows.repartitionByRange(outputs, *order) if outputs > 1 else rows.coalesce(1))
+        rows = rows.sortWithinPartitions(*order)
+    else:
+        rows = rows.repartition(outputs) if outputs > 1 else rows.coalesce(1)
+    partition = slices[0].partition if slices else ""
+    return rows.mapInArrow(WriteClusteredFiles(ctx, partition, target), STAT_SCHEMA)
+
+
+@dataclass(frozen=True)
+class ReadGroup:
+    """Executor side: the rows of the slices whose indexes a task receives, in the file schema,
+    with their curve key when the layout is a curve."""
+    ctx: WriteContext
+    slices: tuple[FileSlice, ...]
+    merge: SliceMerge | None
+    curve_columns: tuple[str, ...]
+    strategy: str
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        schema = self.ctx.file_schema
+        for batch in batches:
+            for index in batch.column(0).to_pylist():
+                rows = slice_rows(self.ctx.storage, self.slices[index], schema, self.merge).rows
+                if rows is None or rows.num_rows == 0:
+                    continue
+                rows = conform(rows, schema)
+                if self.curve_columns:
+                    rows = rows.append_column(CURVE_KEY, curve_key(rows, list(self.curve_columns), self.strategy))
+                yield from rows.to_batches()
+
+
+@dataclass(frozen=True)
+class WriteClusteredFiles:
+    """Executor side: a task's rows (one output of one group, in order) into new file groups of
+    the partition, a new one each time the target size is reached; commit times are kept."""
+    ctx: WriteContext
+    partition: str
+    target_bytes: int
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        task_partition, token = task_identity()
+        stats: list[dict] = []
+        writer: BaseFileWriter | None = None
+        buffer: list[pa.RecordBatch] = []
+        buffered = 0
+
+        def flush() -> None:
+            nonlocal writer, buffer, buffered
+            if writer is None:
+                writer = BaseFileWriter(self.ctx, self.partition, new_file_id(), token, "CREATE", None)
+            rows = pa.Table.from_batches(buffer)
+            writer.write(rows.drop_columns([c for c in (CURVE_KEY,) if c in rows.column_names]),
+                         stamp=False, task_partition=task_partition)
+            buffer, buffered = [], 0
+            if writer.bytes_written >= self.target_bytes:
+                stats.append(writer.close(writer.num_written, 0, 0))
+                writer = None
+
+        for batch in batches:
+            if batch.num_rows:
+                buffer.append(batch)
+                buffered += batch.nbytes
+            if buffered >= min(BULK_BUFFER_BYTES, self.target_bytes):
+                flush()
+        if buffer:
+            flush()
+        if writer is not None:
+            stats.append(writer.close(writer.num_written, 0, 0))
+        if stats:
+            yield stats_batch(stats)
+
+
+def _progress(message: str) -> None:
+    print(f"[hudi] {message}", file=sys.stderr, flush=True)

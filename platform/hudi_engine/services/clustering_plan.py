@@ -1,0 +1,190 @@
+"""When clustering is due and which file slices a plan groups, as Hudi 1.x's size-based plan
+strategy does (SparkSizeBasedClusteringPlanStrategy over PartitionAwareClusteringPlanStrategy).
+
+Pure logic: a timeline's instants and the latest file slices in, a ``HoodieClusteringPlan`` record
+(inside a ``HoodieRequestedReplaceMetadata``) out. Candidates are slices whose base file is below
+the small-file limit; per partition they are taken largest first into groups of at most
+``max.bytes.per.group``, each to be rewritten as ceil(size / target file size) file groups.
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from typing import AbstractSet, Iterable, Mapping
+
+from .. import config as C
+from ..config import HoodieConfig
+from ..errors import HoodieConfigError
+from ..file_group.fs_view import FileSlice
+from ..timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant
+from .compaction_plan import slice_metrics
+from .layout import layout_strategy
+
+CLUSTER_OPERATION = "CLUSTER"        # operationType of a clustering's requested replace metadata
+CLUSTERING_PLAN_VERSION = 1
+SIZE_BASED_STRATEGY = "org.apache.hudi.client.clustering.plan.strategy.SparkSizeBasedClusteringPlanStrategy"
+SORT_AND_SIZE_EXECUTION = "org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy"
+NONE, RECENT_DAYS, SELECTED_PARTITIONS, DAY_ROLLING = "NONE", "RECENT_DAYS", "SELECTED_PARTITIONS", "DAY_ROLLING"
+
+
+def is_clustering(requested_replace: Mapping | None) -> bool:
+    """Whether a replacecommit's requested metadata is a clustering (not insert-overwrite)."""
+    return bool(requested_replace) and (requested_replace.get("operationType") == CLUSTER_OPERATION
+                                        or requested_replace.get("clusteringPlan") is not None)
+
+
+def commits_since_clustering(instants: Iterable[Instant], clusterings: AbstractSet[str]) -> int:
+    """Completed writes after the last completed clustering (``clusterings``: the timestamps of
+    replacecommits that are clusterings), as Hudi counts for its max.commits triggers."""
+    ordered = sorted((i for i in instants if i.is_completed), key=lambda i: i.timestamp)
+    last = max((i.timestamp for i in ordered if i.timestamp in clusterings), default="")
+    return sum(1 for i in ordered if i.action in (COMMIT, DELTA_COMMIT, REPLACE_COMMIT)
+               and i.timestamp > last and i.timestamp not in clusterings)
+
+
+def clustering_due(commits_since: int, cfg: HoodieConfig) -> bool:
+    """Hudi's scheduling gate: inline clustering waits for ``inline.max.commits`` commits, async
+    or schedule-only clustering for ``async.max.commits``; a standalone run always plans."""
+    if cfg.get(C.CLUSTERING_INLINE) and commits_since < cfg.get(C.CLUSTERING_INLINE_MAX_COMMITS):
+        return False
+    if ((cfg.get(C.CLUSTERING_ASYNC_ENABLED) or cfg.get(C.CLUSTERING_SCHEDULE_INLINE))
+            and commits_since < cfg.get(C.CLUSTERING_ASYNC_MAX_COMMITS)):
+        return False
+    return True
+
+
+def filter_partitions(partitions: Iterable[str], cfg: HoodieConfig) -> list[str]:
+    """Partitions a plan looks at: ``partition.selected``, else all matching the regex, then the
+    partition filter mode (ClusteringPlanPartitionFilter)."""
+    selected = cfg.get_list(C.CLUSTERING_PARTITION_SELECTED)
+    if selected:
+        chosen = selected
+    else:
+        chosen = sorted(partitions)
+        pattern = cfg.get_str(C.CLUSTERING_PARTITION_REGEX)
+        if pattern:
+            try:
+                rx = re.compile(pattern)
+            except re.error as exc:
+                raise HoodieConfigError(f"{C.CLUSTERING_PARTITION_REGEX.key}={pattern!r} is not a "
+                                        f"valid regular expression: {exc}") from None
+            chosen = [p for p in chosen if rx.fullmatch(p)]
+    mode = cfg.get(C.CLUSTERING_PARTITION_FILTER_MODE).upper()
+    if mode == RECENT_DAYS:
+        skip = cfg.get(C.CLUSTERING_SKIP_LATEST_PARTITIONS)
+        newest_first = sorted(chosen, reverse=True)
+        return newest_first[skip:skip + cfg.get(C.CLUSTERING_LOOKBACK_PARTITIONS)]
+    if mode == SELECTED_PARTITIONS:
+        begin = cfg.get_str(C.CLUSTERING_BEGIN_PARTITION)
+        end = cfg.get_str(C.CLUSTERING_END_PARTITION)
+        if not begin or not end:
+            raise HoodieConfigError(
+                f"{C.CLUSTERING_PARTITION_FILTER_MODE.key}=SELECTED_PARTITIONS needs "
+                f"{C.CLUSTERING_BEGIN_PARTITION.key} and {C.CLUSTERING_END_PARTITION.key}")
+        return [p for p in chosen if begin <= p <= end]
+    if mode == DAY_ROLLING:
+        raise HoodieConfigError(f"{C.CLUSTERING_PARTITION_FILTER_MODE.key}=DAY_ROLLING is not supported "
+                                "here; use RECENT_DAYS or SELECTED_PARTITIONS")
+    return chosen
+
+
+def slice_info(file_slice: FileSlice, uri) -> dict:
+    """A ``HoodieSliceInfo``: full paths, as Hudi writes them (``uri`` maps a table-relative path)."""
+    logs = sorted(file_slice.log_files, key=lambda f: (f.instant, f.version))
+    return {
+        "dataFilePath": uri(file_slice.base_file.path) if file_slice.base_file else "",
+        "deltaFilePaths": [uri(f.path) for f in logs],
+        "fileId": file_slice.file_id,
+        "partitionPath": file_slice.partition,
+        "bootstrapFilePath": "",
+        "version": 1,
+    }
+
+
+def group_metrics(slices: list[FileSlice], default_base_size: int) -> dict[str, float]:
+    """Hudi's FileSliceMetricUtils totals over a group's slices."""
+    total: dict[str, float] = defaultdict(float)
+    for s in slices:
+        for name, value in slice_metrics(s, default_base_size).items():
+            total[name] += value
+    return dict(total)
+
+
+def _groups_of_partition(slices: list[FileSlice], cfg: HoodieConfig) -> list[tuple[list[FileSlice], int]]:
+    default_size = cfg.get(C.PARQUET_MAX_FILE_SIZE)
+    max_group = cfg.get(C.CLUSTERING_MAX_BYTES_PER_GROUP)
+    target = cfg.get(C.CLUSTERING_TARGET_FILE_MAX_BYTES)
+    max_groups = cfg.get(C.CLUSTERING_MAX_NUM_GROUPS)
+
+    def size(s: FileSlice) -> int:
+        return s.base_file.size if s.base_file is not None else default_size
+
+    groups: list[tuple[list[FileSlice], int]] = []
+    current: list[FileSlice] = []
+    total = 0
+    for s in sorted(slices, key=size, reverse=True):     # stable, like Java's sort
+        if current and total + size(s) > max_group:
+            groups.append((current, math.ceil(total / target)))
+            current, total = [], 0
+            if len(groups) >= max_groups:
+                return groups
+        current.append(s)
+        total += size(s)
+    if current and (len(current) > 1 or cfg.get(C.CLUSTERING_SINGLE_GROUP)):
+        groups.append((current, math.ceil(total / target)))
+    return groups
+
+
+def sort_columns(cfg: HoodieConfig) -> list[str]:
+    return cfg.get_list(C.CLUSTERING_SORT_COLUMNS)
+
+
+def check_strategies(cfg: HoodieConfig) -> None:
+    for prop, supported in ((C.CLUSTERING_PLAN_STRATEGY_CLASS, SIZE_BASED_STRATEGY),
+                            (C.CLUSTERING_EXECUTION_STRATEGY_CLASS, SORT_AND_SIZE_EXECUTION)):
+        value = cfg.get_str(prop)
+        if value.rsplit(".", 1)[-1] != supported.rsplit(".", 1)[-1]:
+            raise HoodieConfigError(f"{prop.key}={value!r} is not supported; use {supported}")
+    strategy = layout_strategy(cfg.get_str(C.LAYOUT_OPTIMIZE_STRATEGY))
+    if strategy != "linear" and not sort_columns(cfg):
+        raise HoodieConfigError(f"{C.LAYOUT_OPTIMIZE_STRATEGY.key}={strategy} orders rows on "
+                                f"{C.CLUSTERING_SORT_COLUMNS.key}; set the columns")
+
+
+def plan_clustering(file_slices: Iterable[FileSlice], cfg: HoodieConfig, uri,
+                    excluded: AbstractSet[tuple[str, str]] = frozenset(),
+                    extra_metadata: Mapping[str, str] | None = None) -> dict | None:
+    """The ``HoodieRequestedReplaceMetadata`` of a clustering of the latest file slices, or None
+    when no group is worth rewriting. ``excluded``: file groups of pending compactions and
+    clusterings; ``uri`` turns a table-relative path into the full path the plan records."""
+    check_strategies(cfg)
+    by_partition: dict[str, list[FileSlice]] = defaultdict(list)
+    limit = cfg.get(C.CLUSTERING_SMALL_FILE_LIMIT)
+    for s in file_slices:
+        base_size = s.base_file.size if s.base_file is not None else 0
+        if (s.partition, s.file_id) not in excluded and base_size < limit:
+            by_partition[s.partition].append(s)
+    max_groups = cfg.get(C.CLUSTERING_MAX_NUM_GROUPS)
+    default_size = cfg.get(C.PARQUET_MAX_FILE_SIZE)
+    groups = []
+    for partition in filter_partitions(by_partition, cfg):
+        for slices, outputs in _groups_of_partition(by_partition.get(partition, []), cfg):
+            if len(groups) >= max_groups:
+                break
+            groups.append({"slices": [slice_info(s, uri) for s in slices],
+                           "metrics": group_metrics(slices, default_size),
+                           "numOutputFileGroups": outputs, "extraMetadata": None, "version": 1})
+    if not groups:
+        return None
+    columns = sort_columns(cfg)
+    params = {C.CLUSTERING_SORT_COLUMNS.key: ",".join(columns)} if columns else {}
+    plan = {
+        "inputGroups": groups,
+        "strategy": {"strategyClassName": cfg.get_str(C.CLUSTERING_EXECUTION_STRATEGY_CLASS),
+                     "strategyParams": params, "version": 1},
+        "extraMetadata": dict(extra_metadata or {}),
+        "version": CLUSTERING_PLAN_VERSION,
+        "preserveHoodieMetadata": True,
+    }
+    return {"operationType": CLUSTER_OPERATION, "clusteringPlan": plan, "extraMetadata": {}, "version": 1}

@@ -143,7 +143,6 @@ def test_writers_of_one_file_group_one_wins_other_conflicts_and_is_rolled_back(s
     assert_no_leftovers(table_path)
 
 
-@pytest.mark.slow
 def test_killed_writer_is_rolled_back_after_its_heartbeat_expires_live_writer_left_alone(spark, table_path, tmp_path):
     write(spark.createDataFrame([("e1", "elder", "eu", 1)], FRUIT_SCHEMA), table_path, opts("insert"))
     doomed = start_writer(table_path, tmp_path, "doomed", [("u1", "ugli", "us", 2)], tmp_path / "never")

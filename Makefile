@@ -6,7 +6,7 @@ JAVA_PKG    := openjdk-17-jre-headless
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 
-.PHONY: env java services demo test test-slow bench bench-mor bench-cdc bench-streamer bench-clean clean
+.PHONY: env java services demo test test-slow bench bench-mor bench-cdc bench-streamer bench-clean bench-cluster clean
 
 env: java $(VENV)/.installed
 
@@ -52,6 +52,9 @@ bench-streamer: env
 
 bench-clean: env
 	$(BIN)/python -m benchmarks.clean
+
+bench-cluster: env
+	$(BIN)/python -m benchmarks.cluster
 
 clean:
 	rm -rf $(VENV) .pytest_cache demo-lakehouse

@@ -270,3 +270,25 @@ def test_standalone_clustering_from_the_command_line(spark, table_path):
     assert f"completed clustering {planned}" in done.stdout
     assert agree(spark, table_path) == before
     assert len(latest_files(table_path)) == 2
+
+
+def test_change_data_capture_sees_no_change_from_clustering(spark, table_path):
+    cdc = {"hoodie.table.cdc.enabled": "true"}
+    insert_batches(spark, table_path, batches=2, size=10, **cdc)
+    clustered = schedule_clustering(HoodieTable.load(table_path), {})
+    run_clusterings(spark, HoodieTable.load(table_path))
+    update = spark.range(0, 2).selectExpr("cast(id as string) as id", "cast(id % 2 as string) as p",
+                                          "id + 99 as ts", "cast(id % 1 as int) as x", "cast(id % 1 as int) as y",
+                                          "'u' as v")
+    write(update, table_path, {**OPTIONS, **cdc, "hoodie.datasource.write.operation": "upsert"})
+    changes = read(spark, table_path, {"hoodie.datasource.query.type": "incremental",
+                                       "hoodie.datasource.query.incremental.format": "cdc",
+                                       "hoodie.datasource.read.begin.instanttime": "0"}).collect()
+    assert sorted(r["op"] for r in changes) == ["i"] * 20 + ["u"] * 2
+    after_clustering = read(spark, table_path, {"hoodie.datasource.query.type": "incremental",
+                                                "hoodie.datasource.query.incremental.format": "cdc",
+                                                "hoodie.datasource.read.begin.instanttime": clustered.timestamp})
+    updates = after_clustering.collect()
+    assert [r["op"] for r in updates] == ["u", "u"]
+    assert all('"v":"a"' in r["before"].replace(" ", "") and '"v":"u"' in r["after"].replace(" ", "")
+               for r in updates)

@@ -20,6 +20,7 @@ from functools import reduce
 from typing import Iterator
 
 import pyarrow as pa
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 
@@ -154,8 +155,13 @@ def _execute(spark: SparkSession, table: HoodieTable, requested: Instant, reques
               f"({strategy}{' on ' + ','.join(columns) if columns else ''})")
     with job_group(spark, f"hudi-clustering-{table.name}-{requested.timestamp}",
                    f"hudi clustering {requested.timestamp}"):
-        frames = [_group_frame(spark, ctx, group, merge, columns, strategy, target) for group in groups]
-        stats = [json.loads(r[0]) for r in reduce(DataFrame.unionByName, frames).collect()]
+        cached: list[DataFrame] = []
+        frames = [_group_frame(spark, ctx, group, merge, columns, strategy, target, cached) for group in groups]
+        try:
+            stats = [json.loads(r[0]) for r in reduce(DataFrame.unionByName, frames).collect()]
+        finally:
+            for df in cached:
+                df.unpersist()
     replaced: dict[str, list[str]] = {}
     for group in groups:
         for info in group.get("slices") or []:
@@ -169,9 +175,10 @@ def _execute(spark: SparkSession, table: HoodieTable, requested: Instant, reques
 
 
 def _group_frame(spark: SparkSession, ctx: WriteContext, group: dict, merge: SliceMerge | None,
-                 columns: list[str], strategy: str, target: int) -> DataFrame:
+                 columns: list[str], strategy: str, target: int, cached: list[DataFrame]) -> DataFrame:
     """One clustering group: its slices read in parallel, range-partitioned into its output file
-    groups on the sort order, each output partition written as one file group by one task."""
+    groups on the sort order, each output partition written as one file group by one task.
+    DataFrames it persists go to ``cached``, for the caller to release."""
     slices = tuple(slice_of(info) for info in group.get("slices") or [])
     curve = strategy != LINEAR
     out_schema = ctx.file_schema.append(pa.field(CURVE_KEY, pa.binary())) if curve else ctx.file_schema
@@ -181,7 +188,12 @@ def _group_frame(spark: SparkSession, ctx: WriteContext, group: dict, merge: Sli
     order = [CURVE_KEY] if curve else list(columns)
     outputs = max(1, int(group.get("numOutputFileGroups") or 1))
     if order:
-        rows = (rows.repartitionByRange(outputs, *order) if outputs > 1 else rows.coalesce(1))
+        if outputs > 1:
+            # Range partitioning samples its input first: keep the rows so the slices are read once.
+            cached.append(rows.persist(StorageLevel.MEMORY_AND_DISK))
+            rows = rows.repartitionByRange(outputs, *order)
+        else:
+            rows = rows.coalesce(1)
         rows = rows.sortWithinPartitions(*order)
     else:
         rows = rows.repartition(outputs) if outputs > 1 else rows.coalesce(1)

@@ -379,6 +379,86 @@ KEEP_MAX_COMMITS = define("hoodie.keep.max.commits", 30, "Commits on the active 
 COMMITS_ARCHIVAL_BATCH = define("hoodie.commits.archival.batch", 10,
                                 "Archived instants written per log block.")
 
+
+# --- concurrency control: several writers on one table (HoodieLockConfig, HoodieWriteConfig) -----
+SINGLE_WRITER = "SINGLE_WRITER"
+OPTIMISTIC_CONCURRENCY_CONTROL = "OPTIMISTIC_CONCURRENCY_CONTROL"
+FS_LOCK_PROVIDER = "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"
+ZK_LOCK_PROVIDER = "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider"
+IN_PROCESS_LOCK_PROVIDER = "org.apache.hudi.client.transaction.lock.InProcessLockProvider"
+SIMPLE_CONFLICT_RESOLUTION = "org.apache.hudi.client.transaction.SimpleConcurrentFileWritesConflictResolutionStrategy"
+DIRECT_MARKER_DETECTION = "org.apache.hudi.table.marker.SimpleDirectMarkerBasedDetectionStrategy"
+
+WRITE_CONCURRENCY_MODE = define(
+    "hoodie.write.concurrency.mode", SINGLE_WRITER,
+    "SINGLE_WRITER: one writer at a time (failed writes rolled back eagerly). "
+    "OPTIMISTIC_CONCURRENCY_CONTROL: several writers; instants start and commit under "
+    "hoodie.write.lock.provider and a commit that touched a file group another writer changed "
+    "since it started fails with HoodieWriteConflictError.",
+    choices=(SINGLE_WRITER, OPTIMISTIC_CONCURRENCY_CONTROL))
+LOCK_PROVIDER = define(
+    "hoodie.write.lock.provider", ZK_LOCK_PROVIDER,
+    "Lock provider class for optimistic concurrency control.",
+    choices=(FS_LOCK_PROVIDER, ZK_LOCK_PROVIDER, IN_PROCESS_LOCK_PROVIDER))
+LOCK_FILESYSTEM_PATH = define(
+    "hoodie.write.lock.filesystem.path", None,
+    "FileSystemBasedLockProvider: folder of the lock file (default <base path>/.hoodie/.aux).")
+LOCK_FILESYSTEM_EXPIRE = define(
+    "hoodie.write.lock.filesystem.expire", 0,
+    "FileSystemBasedLockProvider: minutes after which a lock file nobody refreshed is stale and "
+    "may be taken over; 0 never expires it.")
+LOCK_WAIT_TIME_MS = define("hoodie.write.lock.wait_time_ms", 60000,
+                           "How long one attempt to acquire the lock waits.")
+LOCK_WAIT_TIME_MS_BETWEEN_RETRY = define(
+    "hoodie.write.lock.wait_time_ms_between_retry", 1000,
+    "Lock provider: pause between polls of a held file lock, and between ZooKeeper connection retries.")
+LOCK_NUM_RETRIES = define("hoodie.write.lock.num_retries", 15,
+                          "Lock provider: retries of ZooKeeper connection operations.")
+LOCK_CLIENT_NUM_RETRIES = define("hoodie.write.lock.client.num_retries", 50,
+                                 "Attempts to acquire the lock after the first one timed out.")
+LOCK_CLIENT_WAIT_TIME_MS_BETWEEN_RETRY = define(
+    "hoodie.write.lock.client.wait_time_ms_between_retry", 5000,
+    "Pause between two attempts to acquire the lock.")
+ZK_CONNECT_URL = define("hoodie.write.lock.zookeeper.url", None,
+                        "ZookeeperBasedLockProvider: ZooKeeper host(s), comma separated.")
+ZK_PORT = define("hoodie.write.lock.zookeeper.port", None,
+                 "ZookeeperBasedLockProvider: port of the hosts that name none.")
+ZK_BASE_PATH = define("hoodie.write.lock.zookeeper.base_path", None,
+                      "ZookeeperBasedLockProvider: znode under which the lock lives; the same for "
+                      "every writer of the table.")
+ZK_LOCK_KEY = define("hoodie.write.lock.zookeeper.lock_key", None,
+                     "ZookeeperBasedLockProvider: lock znode name (default the table name).")
+ZK_SESSION_TIMEOUT_MS = define("hoodie.write.lock.zookeeper.session_timeout_ms", 60000,
+                               "ZookeeperBasedLockProvider: session timeout.")
+ZK_CONNECTION_TIMEOUT_MS = define("hoodie.write.lock.zookeeper.connection_timeout_ms", 15000,
+                                  "ZookeeperBasedLockProvider: connection timeout.")
+# hoodie.cleaner.policy.failed.writes (defined above as ROLLBACK_PENDING): EAGER rolls back every
+# pending write first (single writer); LAZY only writes whose heartbeat expired (required by, and
+# implied with, optimistic concurrency control); NEVER leaves failed writes in place.
+FAILED_WRITES_CLEANER_POLICY = ROLLBACK_PENDING
+HEARTBEAT_INTERVAL_MS = define("hoodie.client.heartbeat.interval_in_ms", 60000,
+                               "How often a writer touches .hoodie/.heartbeat/<instant> while it runs.")
+HEARTBEAT_TOLERABLE_MISSES = define(
+    "hoodie.client.heartbeat.tolerable.misses", 2,
+    "Heartbeats a writer may miss before its instant counts as failed "
+    "(expired after interval x misses without a heartbeat, as Hudi's HoodieHeartbeatClient).")
+EARLY_CONFLICT_DETECTION_ENABLE = define(
+    "hoodie.write.concurrency.early.conflict.detection.enable", False,
+    "Before writing data files, fail if a live writer's markers name the same file groups.")
+EARLY_CONFLICT_DETECTION_STRATEGY = define(
+    "hoodie.write.concurrency.early.conflict.detection.strategy", DIRECT_MARKER_DETECTION,
+    "Early conflict detection strategy (direct markers under .hoodie/.temp).",
+    choices=(DIRECT_MARKER_DETECTION,))
+EARLY_CONFLICT_CHECK_COMMIT_CONFLICT = define(
+    "hoodie.write.concurrency.early.conflict.check.commit.conflict", False,
+    "Early conflict detection also fails on commits completed since this write started.")
+CONFLICT_RESOLUTION_STRATEGY = define(
+    "hoodie.write.conflict.resolution.strategy", SIMPLE_CONFLICT_RESOLUTION,
+    "How concurrent commits are judged: two writes conflict when both wrote a file group.",
+    alternatives=("hoodie.write.lock.conflict.resolution.strategy",),
+    choices=(SIMPLE_CONFLICT_RESOLUTION,))
+
+
 # --- clustering (table service) -------------------------------------------------------------------
 CLUSTERING_INLINE = define("hoodie.clustering.inline", False,
                            "Schedule and run clustering after a write when it is due.")

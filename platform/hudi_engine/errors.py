@@ -21,5 +21,13 @@ class HoodieTimelineError(HoodieError):
     """The timeline cannot answer: unknown instant, instant outside the active timeline, ..."""
 
 
+class HoodieWriteConflictError(HoodieError):
+    """Optimistic concurrency control: another writer changed a file group this write changed."""
+
+
+class HoodieLockError(HoodieError):
+    """The table's lock could not be acquired (or was lost) in time."""
+
+
 class HoodieClusteringUpdateError(HoodieError):
     """A write updates file groups that a pending clustering is rewriting."""

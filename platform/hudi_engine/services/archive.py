@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 
 from .. import config as C
+from ..concurrency.locks import table_lock
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError, HoodieTimelineError
 from ..table.meta_client import HoodieTable
@@ -43,9 +44,16 @@ def _last_clean_retains(table: HoodieTable) -> str | None:
 
 
 def archive(table: HoodieTable, options: dict | None = None) -> list[Instant]:
-    """Archive what Hudi's rules allow; returns the completed instants archived."""
+    """Archive what Hudi's rules allow; returns the completed instants archived. With several
+    writers it runs under the table lock, on the timeline as it is then."""
     cfg = HoodieConfig({**(options or {}), **table.props})
     low, high = keep_window(cfg)
+    occ = cfg.get_str(C.WRITE_CONCURRENCY_MODE).upper() == C.OPTIMISTIC_CONCURRENCY_CONTROL
+    with table_lock(table.storage.base_uri, cfg, "archiving", table.name, occ):
+        return _archive(table.reload() if occ else table, cfg, low, high)
+
+
+def _archive(table: HoodieTable, cfg: HoodieConfig, low: int, high: int) -> list[Instant]:
     timeline = table.timeline
     compacted = [i.timestamp for i in timeline.completed_writes()
                  if table.table_type == "MERGE_ON_READ" and i.action == "commit"]

@@ -15,6 +15,7 @@ import time
 from collections import defaultdict
 
 from .. import config as C
+from ..concurrency.locks import table_lock
 from ..config import HoodieConfig
 from ..file_group.fs_view import FileSystemView, LogFile
 from ..file_group.naming import parse_log_file_name
@@ -177,8 +178,13 @@ def run_clean(table: HoodieTable, options: dict | None = None, spark=None, force
     for pending in table.timeline.pending([CLEAN]):
         _progress(f"clean {pending.timestamp} was interrupted; completing it from its plan")
         done.append(execute_clean(table.reload(), pending, spark).timestamp)
-    table = table.reload()
-    requested = schedule_clean(table, options, force=force, now=now)
+    # Several writers: the plan is made under the table lock (its instant time and the pending
+    # writes it must respect are then current); deleting needs no lock, as no writer reads or
+    # writes the older file slices it removes.
+    with table_lock(table.storage.base_uri, HoodieConfig({**(options or {}), **table.props}),
+                    "planning a clean", table.name):
+        table = table.reload()
+        requested = schedule_clean(table, options, force=force, now=now)
     if requested is not None:
         done.append(execute_clean(table.reload(), requested, spark).timestamp)
     return done

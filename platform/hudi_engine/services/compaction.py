@@ -16,6 +16,8 @@ from typing import Iterator
 import pyarrow as pa
 from pyspark.sql import SparkSession
 
+from ..concurrency.locks import table_lock
+from ..concurrency.settings import concurrency
 from ..config import HoodieConfig
 from ..errors import HoodieError
 from ..file_group.fs_view import BaseFile, FileSlice, LogFile
@@ -47,11 +49,20 @@ def schedule_compaction(table: HoodieTable, options: dict | None = None, force: 
     if table.table_type != "MERGE_ON_READ":
         raise HoodieError(f"table {table.name} is {table.table_type}; only merge-on-read tables compact")
     cfg = HoodieConfig({**(options or {}), **table.props})
+    occ = concurrency(cfg).occ
+    with table_lock(table.storage.base_uri, cfg, "scheduling a compaction", table.name, occ):
+        return _schedule_compaction(table.reload() if occ else table, cfg, occ, force, extra_metadata)
+
+
+def _schedule_compaction(table: HoodieTable, cfg: HoodieConfig, occ: bool, force: bool,
+                         extra_metadata: dict[str, str] | None) -> Instant | None:
     timeline = table.timeline
     instant_time = new_instant_time(timeline.last_instant_time)
     if not force and not should_schedule_compaction(timeline.instants, instant_time, cfg):
         return None
-    writes = timeline.pending([COMMIT, DELTA_COMMIT, REPLACE_COMMIT])
+    # Several writers: plan the completed slices anyway, as Hudi does; a pending write that
+    # appended to a planned file group fails its conflict check when it commits.
+    writes = [] if occ else timeline.pending([COMMIT, DELTA_COMMIT, REPLACE_COMMIT])
     if writes:
         raise HoodieError(
             f"cannot schedule a compaction of {table.name} while write {writes[0]} is pending: its "

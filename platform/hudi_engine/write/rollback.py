@@ -1,4 +1,4 @@
-"""Rolling back writes that never completed (EAGER failed-writes policy): plan, delete, record.
+"""Rolling back writes that never completed (EAGER or LAZY failed-writes policy): plan, delete, record.
 
 A rollback is itself an instant (requested → inflight → completed) so a rollback killed half way
 is finished by the next writer from its plan. Base files the failed instant wrote are deleted;
@@ -11,6 +11,7 @@ import posixpath
 import time
 from collections import defaultdict
 
+from ..concurrency.heartbeat import delete_heartbeat, heartbeat_expired
 from ..file_group.log_file import UNKNOWN_WRITE_TOKEN, LogWriter, rollback_command_block
 from ..file_group.naming import parse_base_file_name, parse_log_file_name
 from ..table.meta_client import HoodieTable
@@ -21,8 +22,13 @@ from ..services.pending import pending_clusterings
 from .base_file import marked_files, marker_dir
 
 
-def rollback_failed_writes(table: HoodieTable) -> HoodieTable:
-    """Finish pending rollbacks, then roll back every pending write; returns the reloaded table."""
+def rollback_failed_writes(table: HoodieTable, policy: str = "EAGER",
+                           heartbeat_expiry_ms: int | None = None) -> HoodieTable:
+    """Finish pending rollbacks, then roll back failed writes; returns the reloaded table.
+
+    EAGER (single writer): every pending write failed. LAZY (several writers; run under the table
+    lock): only pending writes whose heartbeat expired or is missing, never a live writer's.
+    NEVER: none. A pending clustering plan is never a failed write."""
     timeline = table.timeline
     for pending in timeline.pending([ROLLBACK]):
         plan = decode_instant_avro(timeline.read_details(
@@ -30,9 +36,14 @@ def rollback_failed_writes(table: HoodieTable) -> HoodieTable:
         _execute(table, pending, plan)
     # A pending clustering is a plan, not a failed write: its own runs execute or roll it back.
     clusterings = {i.timestamp for i, _ in pending_clusterings(table)}
-    failed = [i for i in timeline.pending(WRITE_ACTIONS) if i.timestamp not in clusterings]
+    failed = [] if policy == "NEVER" else [i for i in timeline.pending(WRITE_ACTIONS)
+                                           if i.timestamp not in clusterings]
+    if policy == "LAZY":
+        failed = [i for i in failed if heartbeat_expired(table.storage, i.timestamp, heartbeat_expiry_ms or 0)]
     for instant in failed:
         rollback(table.reload(), instant)
+        if policy == "LAZY":
+            delete_heartbeat(table.storage, instant.timestamp)
     return table.reload() if (failed or timeline.pending([ROLLBACK])) else table
 
 

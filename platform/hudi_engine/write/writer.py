@@ -17,6 +17,11 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from .. import config as C
+from ..concurrency.conflicts import (IN_FLIGHT, Conflict, Touch, candidates, conflict_error, find_conflicts,
+                                     markers_of, our_file_groups, touch_of)
+from ..concurrency.heartbeat import Heartbeat, heartbeat_expired
+from ..concurrency.locks import table_lock
+from ..concurrency.settings import Concurrency, concurrency
 from ..config import HoodieConfig
 from ..errors import HoodieClusteringUpdateError, HoodieConfigError, HoodieError, HoodieValidationError
 from ..file_group.fs_view import FileSlice
@@ -29,7 +34,8 @@ from ..sync import sync_after_commit
 from ..schema.avro import add_meta_fields, arrow_schema_compatible, arrow_to_avro, avro_to_arrow, to_json
 from ..table.meta_client import HoodieTable, merge_mode
 from ..timeline.avro_models import encode_instant_avro
-from ..timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant, State, new_instant_time
+from ..timeline.instant import (COMMIT, DELTA_COMMIT, REPLACE_COMMIT, WRITE_ACTIONS, Instant, State,
+                                new_instant_time)
 from ..timeline.timeline import commit_metadata_json
 from .base_file import META_FIELDS, PARTITION_PATH, RECORD_KEY, WriteContext, marked_data_files, marker_dir
 from .commit import commit_metadata, totals, workload_profile
@@ -57,8 +63,15 @@ def write(df: DataFrame, base_path: str, options: dict | None = None,
     # The table's persisted settings win over the write's aliases (check_write_options refused
     # any disagreement on record identity).
     cfg = HoodieConfig({**cfg.raw(), **table.props})
-    table = rollback_failed_writes(finish_pending_restore(table))
-    committed = _Write(df, table, cfg, operation, extra_metadata or {}).run()
+    conc = concurrency(cfg)
+    # Several writers: the instant time is taken, and failed writes found, under the table lock.
+    with table_lock(base_path, cfg, "starting a write", table.name, conc.occ):
+        table = table.reload() if conc.occ else table
+        table = rollback_failed_writes(finish_pending_restore(table), conc.failed_writes,
+                                       conc.heartbeat_expiry_ms)
+        job = _Write(df, table, cfg, operation, extra_metadata or {}, conc)
+        job.begin()
+    committed = job.run()
     if table.table_type == "MERGE_ON_READ" and (cfg.get(C.COMPACT_INLINE) or cfg.get(C.COMPACT_SCHEDULE_INLINE)):
         compact_inline(df.sparkSession, table.reload(), cfg.raw(), execute=cfg.get(C.COMPACT_INLINE))
     table_services_after_commit(df.sparkSession, table.reload(), cfg.raw())
@@ -88,7 +101,7 @@ def _data_schema(df: DataFrame) -> pa.Schema:
 
 class _Write:
     def __init__(self, df: DataFrame, table: HoodieTable, cfg: HoodieConfig, operation: str,
-                 extra: dict[str, str]):
+                 extra: dict[str, str], conc: Concurrency | None = None):
         # Meta columns of incoming rows (a DataFrame read from another Hudi table) are rewritten.
         self.df = df.drop(*[c for c in df.columns if c in META_FIELDS])
         self.table, self.cfg, self.operation = table, cfg, operation
@@ -101,6 +114,10 @@ class _Write:
         self.action = REPLACE_COMMIT if self.is_replace else DELTA_COMMIT if self.is_mor else COMMIT
         self.instant = Instant(new_instant_time(table.timeline.last_instant_time),
                                self.action, State.REQUESTED)
+        self.conc = conc or Concurrency()
+        # The timeline this write starts from: what completes (or is planned) later may conflict.
+        self.known_at_start = {i.timestamp: i.is_completed for i in table.timeline.instants}
+        self.heartbeat: Heartbeat | None = None
         self.latest = table.fs_view().latest_file_slices()
         # File groups a pending compaction is rewriting: their new log files start its slice.
         self.compacting = pending_compaction_groups(table) if self.is_mor else {}
@@ -108,31 +125,52 @@ class _Write:
         self.clustering = pending_clustering_groups(table)
 
     # --- driver flow -----------------------------------------------------------------------------
-    def run(self) -> str:
+    def begin(self) -> None:
+        """Make the instant (requested); its heartbeat starts first, so no writer ever sees it
+        pending without one."""
         self._check_input()
         data_schema = self._write_schema()
         avro = arrow_to_avro(data_schema, self.table.name)
         self.schema_json = to_json(avro)
         self.ctx = WriteContext(self.table.storage, self.instant.timestamp, data_schema,
                                 to_json(add_meta_fields(avro)), self.cfg.raw())
-        timeline = self.table.timeline
         requested_content = b""
         if self.is_replace:
             requested_content = encode_instant_avro("HoodieRequestedReplaceMetadata", {
                 "operationType": self.operation.upper(), "clusteringPlan": None,
                 "extraMetadata": {}, "version": 1})
-        timeline.create_requested(self.instant, requested_content)
+        if self.conc.heartbeats:
+            self.heartbeat = Heartbeat(self.table.storage, self.instant.timestamp,
+                                       self.conc.heartbeat_interval_ms).start()
+        try:
+            self.table.timeline.create_requested(self.instant, requested_content)
+        except BaseException:
+            self._stop_heartbeat()
+            raise
+
+    def run(self) -> str:
+        timeline = self.table.timeline
         try:
             with job_group(self.spark, self._job_group, f"hudi {self.operation} {self.instant.timestamp}"):
                 stats, replaced = self._execute()
             self._finalize(stats)
             meta = commit_metadata(stats, self.operation, self.schema_json, self.extra, replaced)
             inflight = self.instant.with_state(State.INFLIGHT)
-            timeline.complete(inflight, commit_metadata_json(meta))
+            with table_lock(self.table.storage.base_uri, self.cfg, f"committing {self.instant.timestamp}",
+                            self.table.name, self.conc.occ) as lock:
+                if self.conc.occ:
+                    self._resolve_conflicts(stats, replaced)
+                    lock.check_held()
+                timeline.complete(inflight, commit_metadata_json(meta))
             self.table.storage.delete_dir(marker_dir(self.instant.timestamp))
         except BaseException as exc:
-            self._abort()
+            rolled_back = self._abort()
+            if isinstance(exc, _Conflicted):
+                raise conflict_error(self.table.name, self.instant.timestamp, exc.conflicts,
+                                     rolled_back) from None
             raise _user_error(exc) from exc
+        finally:
+            self._stop_heartbeat()
         _progress(f"committed {self.action} {self.instant.timestamp}: "
                   f"{sum(s['numWrites'] for s in stats)} records in {len(stats)} files")
         return self.instant.timestamp
@@ -141,20 +179,62 @@ class _Write:
     def _job_group(self) -> str:
         return f"hudi-write-{self.table.name}-{self.instant.timestamp}"
 
-    def _abort(self) -> None:
-        """Roll the failed instant back now; if even that fails the next writer will."""
+    def _stop_heartbeat(self) -> None:
+        if self.heartbeat is not None:
+            try:
+                self.heartbeat.stop()
+            except OSError as exc:  # an expired heartbeat does no harm once the instant is done
+                _progress(f"could not delete the heartbeat of {self.instant.timestamp}: {exc}")
+            self.heartbeat = None
+
+    def _abort(self) -> bool:
+        """Roll the failed instant back now (True when done); if even that fails the next writer
+        will (with several writers: once its heartbeat expired)."""
         try:
             if not cancel_and_wait(self.spark, self._job_group):
                 _progress(f"tasks of {self.instant.timestamp} are still running; leaving its rollback "
                           "to the next write")
-                return
-            table = self.table.reload()
-            pending = table.timeline.get(self.instant.timestamp)
-            if pending is not None and not pending.is_completed:
-                rollback(table, pending)
+                return False
+            with table_lock(self.table.storage.base_uri, self.cfg, f"rolling back {self.instant.timestamp}",
+                            self.table.name, self.conc.occ):
+                table = self.table.reload()
+                pending = table.timeline.get(self.instant.timestamp)
+                if pending is not None and not pending.is_completed:
+                    rollback(table, pending)
+            return True
         except Exception as exc:  # the original error matters more
             _progress(f"could not roll back {self.instant.timestamp} now ({exc}); "
                       "the next write will")
+            return False
+
+    # --- optimistic concurrency control ------------------------------------------------------------
+    def _resolve_conflicts(self, stats: list[dict], replaced: dict[str, list[str]] | None) -> None:
+        """Under the table lock, just before completing: did a write that completed, or a
+        compaction/clustering planned, since this write started change one of its file groups?"""
+        timeline = self.table.reload().timeline
+        found = candidates(timeline.instants, self.known_at_start, self.instant.timestamp)
+        touches = [t for t in (touch_of(timeline, i) for i in found) if t is not None]
+        conflicts = find_conflicts(our_file_groups(stats, replaced), touches)
+        if conflicts:
+            raise _Conflicted(conflicts)
+
+    def _early_conflicts(self, groups: set[tuple[str, str]]) -> None:
+        """Early conflict detection: before any data file is written, fail if a live writer's
+        markers (or, with check.commit.conflict, a commit since this write started) name one of
+        the existing file groups this write is about to change."""
+        if not self.conc.early_detection or not groups:
+            return
+        storage, ts = self.table.storage, self.instant.timestamp
+        timeline = self.table.reload().timeline
+        touches = [Touch(i, frozenset(markers_of(storage, i.timestamp)), IN_FLIGHT)
+                   for i in timeline.pending(WRITE_ACTIONS)
+                   if i.timestamp != ts and not heartbeat_expired(storage, i.timestamp, self.conc.heartbeat_expiry_ms)]
+        if self.conc.early_check_commits:
+            found = candidates(timeline.instants, self.known_at_start, ts)
+            touches += [t for t in (touch_of(timeline, i) for i in found) if t is not None]
+        conflicts = find_conflicts(groups, touches)
+        if conflicts:
+            raise _Conflicted(conflicts)
 
     def _check_input(self) -> None:
         columns = set(self.df.columns)
@@ -237,6 +317,7 @@ class _Write:
         self._inflight(workload_profile(inserts, {}, self.operation))
         _progress(f"{self.operation} {self.instant.timestamp}: {sum(inserts.values())} records into "
                   f"{len(buckets)} new file groups, replacing {len(replaced_slices)}")
+        self._early_conflicts({(p, fid) for p, ids in replaced.items() for fid in ids})
         targets = {b.file_id: Target(b.partition, b.file_id, None, None) for b in buckets}
         assigned = self._assign_inserts(prepared, buckets)
         return self._merge_groups(assigned, targets), dict(replaced)
@@ -258,6 +339,7 @@ class _Write:
         for s in self.latest:
             if s.partition in chosen:
                 replaced[s.partition].append(s.file_id)
+        self._early_conflicts({(p, fid) for p, ids in replaced.items() for fid in ids})
         return dict(replaced)
 
     def _upsert(self, prepared: DataFrame) -> list[dict]:
@@ -298,6 +380,8 @@ class _Write:
             for b in buckets:
                 targets.setdefault(b.file_id, _existing_target(slices[b.file_id]) if b.file_id in slices
                                    else Target(b.partition, b.file_id, None, None))
+            self._early_conflicts({(t.partition, fid) for fid, t in targets.items() if fid in slices}
+                                  | {(p, fid) for p, fid in updates})
             updates_df = tagged.filter(F.col(TARGET).isNotNull())
             inserts_df = self._assign_inserts(tagged.filter(F.col(TARGET).isNull()).drop(TARGET), buckets)
             return self._merge_groups(updates_df.unionByName(inserts_df), targets, appends)
@@ -482,6 +566,15 @@ class _Write:
         committed = {s["path"] for s in stats} | {p for s in stats for p in (s.get("cdcStats") or {})}
         for data_path in marked_data_files(self.table.storage, self.instant.timestamp) - committed:
             self.table.storage.delete(data_path)
+
+
+class _Conflicted(Exception):
+    """Internal: the conflicts found; raised to the user as HoodieWriteConflictError once this
+    write was rolled back."""
+
+    def __init__(self, conflicts: list[Conflict]):
+        super().__init__(f"{len(conflicts)} conflicting instants")
+        self.conflicts = conflicts
 
 
 def _existing_target(s: FileSlice) -> Target:

@@ -145,3 +145,14 @@ def test_heartbeat_expiry_follows_interval_times_tolerable_misses(tmp_path):
     finally:
         beat.stop()
     assert not (tmp_path / heartbeat_path("001")).exists()
+
+
+def test_bucket_index_conflicts_are_per_bucket_not_per_file_id():
+    from hudi_engine.concurrency.conflicts import Touch, find_conflicts
+    from hudi_engine.timeline.instant import COMMIT, Instant, State
+    theirs = Touch(Instant("002", COMMIT, State.COMPLETED),
+                   frozenset({("eu", "00000003-aaaa-0000-0000-000000000000-0")}), "completed")
+    ours = {("eu", "00000003-bbbb-0000-0000-000000000000-0"), ("us", "00000003-cccc-0000-0000-000000000000-0")}
+    [conflict] = find_conflicts(ours, [theirs], by_bucket=True)
+    assert conflict.file_groups == {("eu", "00000003-bbbb-0000-0000-000000000000-0")}
+    assert find_conflicts(ours, [theirs]) == []

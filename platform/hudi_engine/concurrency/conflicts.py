@@ -17,6 +17,7 @@ from typing import Iterable, Mapping
 
 from ..errors import HoodieTimelineError, HoodieWriteConflictError
 from ..file_group.naming import parse_base_file_name, parse_log_file_name
+from ..index.bucket import bucket_of
 from ..services.clustering_plan import is_clustering
 from ..services.compaction_plan import planned_file_groups
 from ..storage import Storage
@@ -89,10 +90,23 @@ def candidates(instants: Iterable[Instant], known_at_start: Mapping[str, bool], 
     return out
 
 
-def find_conflicts(ours: Iterable[GroupId], touches: Iterable[Touch]) -> list[Conflict]:
-    mine = set(ours)
-    return [Conflict(t.instant, frozenset(mine & t.file_groups), t.why)
-            for t in touches if mine & t.file_groups]
+def find_conflicts(ours: Iterable[GroupId], touches: Iterable[Touch], by_bucket: bool = False) -> list[Conflict]:
+    """Touches that share a file group with ours. Under the bucket index file groups are compared
+    by (partition, bucket), as Hudi's BucketIndexConcurrentFileWritesConflictResolutionStrategy
+    does: two writers creating one new bucket pick different file ids for it."""
+    key = _bucket_key if by_bucket else (lambda g: g)
+    mine: dict[tuple, GroupId] = {key(g): g for g in ours}
+    found = []
+    for t in touches:
+        hit = frozenset(mine[k] for k in {key(g) for g in t.file_groups} if k in mine)
+        if hit:
+            found.append(Conflict(t.instant, hit, t.why))
+    return found
+
+
+def _bucket_key(group: GroupId) -> tuple:
+    bucket = bucket_of(group[1])
+    return group if bucket is None else (group[0], bucket)
 
 
 def conflict_error(table_name: str, ours: str, conflicts: list[Conflict], rolled_back: bool = True) -> HoodieWriteConflictError:

@@ -25,6 +25,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from .. import config as C
+from ..concurrency.locks import table_lock
+from ..concurrency.settings import concurrency
 from ..config import HoodieConfig
 from ..errors import HoodieError
 from ..file_group.fs_view import FileSlice
@@ -51,8 +53,16 @@ from .pending import pending_clustering_groups, pending_clusterings, pending_com
 
 def schedule_clustering(table: HoodieTable, options: dict | None = None, force: bool = False,
                         extra_metadata: dict[str, str] | None = None) -> Instant | None:
-    """Write a clustering plan when one is due (``force``: whenever a group is worth rewriting)."""
+    """Write a clustering plan when one is due (``force``: whenever a group is worth rewriting).
+    With several writers the plan is made under the table lock, from the timeline as it is then."""
     cfg = HoodieConfig({**(options or {}), **table.props})
+    occ = concurrency(cfg).occ
+    with table_lock(table.storage.base_uri, cfg, "scheduling a clustering", table.name, occ):
+        return _schedule(table.reload() if occ else table, cfg, force, extra_metadata)
+
+
+def _schedule(table: HoodieTable, cfg: HoodieConfig, force: bool,
+              extra_metadata: dict[str, str] | None) -> Instant | None:
     timeline = table.timeline
     clusterings = {i.timestamp for i in timeline.filter([REPLACE_COMMIT], completed=True)
                    if timeline.commit_metadata(i).get("operationType") == "CLUSTER"}
@@ -167,7 +177,10 @@ def _execute(spark: SparkSession, table: HoodieTable, requested: Instant, reques
         for info in group.get("slices") or []:
             replaced.setdefault(info.get("partitionPath") or "", []).append(info["fileId"])
     meta = commit_metadata(stats, "cluster", to_json(avro), plan.get("extraMetadata") or {}, replaced)
-    timeline.complete(inflight, commit_metadata_json(meta))
+    # Writers that started before the plan fail their own conflict check on its file groups, and
+    # later ones are refused them: completing needs the lock only to order the timeline.
+    with table_lock(table.storage.base_uri, cfg, f"completing clustering {requested.timestamp}", table.name):
+        timeline.complete(inflight, commit_metadata_json(meta))
     table.storage.delete_dir(marker_dir(requested.timestamp))
     _progress(f"committed clustering {requested.timestamp}: {sum(s['numWrites'] for s in stats)} records "
               f"in {len(stats)} files, replacing {slices} file groups")

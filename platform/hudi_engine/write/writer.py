@@ -214,7 +214,7 @@ class _Write:
         timeline = self.table.reload().timeline
         found = candidates(timeline.instants, self.known_at_start, self.instant.timestamp)
         touches = [t for t in (touch_of(timeline, i) for i in found) if t is not None]
-        conflicts = find_conflicts(our_file_groups(stats, replaced), touches)
+        conflicts = find_conflicts(our_file_groups(stats, replaced), touches, index_type(self.cfg) == BUCKET)
         if conflicts:
             raise _Conflicted(conflicts)
 
@@ -232,7 +232,7 @@ class _Write:
         if self.conc.early_check_commits:
             found = candidates(timeline.instants, self.known_at_start, ts)
             touches += [t for t in (touch_of(timeline, i) for i in found) if t is not None]
-        conflicts = find_conflicts(groups, touches)
+        conflicts = find_conflicts(groups, touches, index_type(self.cfg) == BUCKET)
         if conflicts:
             raise _Conflicted(conflicts)
 
@@ -465,6 +465,7 @@ class _Write:
                     targets[file_id] = _existing_target(stored)
                     updates[(partition, file_id)] = count
             self._check_not_clustering(updates)
+            self._early_conflicts({(p, fid) for p, _, fid in routes})
             appends = self._append_targets(updates, set(), {s.file_id: s for s in existing.values()})
             for file_id in appends:
                 targets.pop(file_id)

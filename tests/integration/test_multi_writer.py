@@ -253,3 +253,44 @@ def test_writes_under_a_zookeeper_lock(spark, table_path, zookeeper):
         client.stop()
         client.close()
     assert_no_leftovers(table_path)
+
+
+def test_clustering_runs_beside_a_writer_and_wins_only_where_they_overlap(spark, table_path, tmp_path):
+    """MVCC: a clustering planned and completed while a writer process is in flight does not wait
+    for it. On other file groups both commit; on the writer's file group the writer, which started
+    before the plan, fails its conflict check and is rolled back, losing nothing that committed."""
+    from hudi_engine.services.clustering import run_clusterings, schedule_clustering
+
+    small = {"hoodie.parquet.small.file.limit": "0"}
+    for n in (1, 2):
+        write(spark.createDataFrame([(f"e{n}", "elder", "eu", n), (f"u{n}", "ugli", "us", n)], FRUIT_SCHEMA),
+              table_path, opts("insert", **small))
+
+    def cluster(partition):
+        options = {**OCC, "hoodie.clustering.plan.strategy.partition.selected": partition}
+        planned = schedule_clustering(HoodieTable.load(table_path), options)
+        assert run_clusterings(spark, HoodieTable.load(table_path), options=options) == [planned.timestamp]
+
+    def writer(name, rows_):
+        gate = tmp_path / f"go-{name}"
+        proc = start_writer(table_path, tmp_path, name, rows_, gate, options=small)
+        try:
+            wait_until(lambda: len(pending_writes(table_path)) == 1, f"{name} in flight", [proc])
+            cluster("eu")                                   # while the write is in flight
+            gate.touch()
+            return finish(proc)
+        finally:
+            if proc.poll() is None:
+                kill_tree(proc.pid)
+
+    code, out = writer("us", [("u1", "updated", "us", 3)])
+    assert code == 0, (out, (tmp_path / "us.log").read_text()[-3000:])
+    expected = [("e1", "elder", "eu", 1), ("e2", "elder", "eu", 2), ("u1", "updated", "us", 3), ("u2", "ugli", "us", 2)]
+    assert table_rows(spark, table_path) == expected
+    assert len(HoodieTable.load(table_path).fs_view().latest_file_slices(partitions={"eu"})) == 1
+
+    code, out = writer("eu", [("e1", "updated", "eu", 4)])
+    assert code == CONFLICT_EXIT, out
+    assert "replacecommit" in out["conflict"] and "retry" in out["conflict"], out
+    assert table_rows(spark, table_path) == expected
+    assert_no_leftovers(table_path)

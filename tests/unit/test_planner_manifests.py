@@ -338,7 +338,7 @@ def test_ordering_field_and_limits():
 # --- the table's settings ------------------------------------------------------------------------
 def test_table_settings_become_hoodie_options():
     t = table(recordKey=["id", "line"], partitionFields=["region", "day"], hiveStylePartitioning=True,
-              index={"type": "GLOBAL_SIMPLE", "updatePartitionPath": False},
+              index={"type": "GLOBAL_BLOOM", "updatePartitionPath": False, "numBuckets": 16},
               fileSizing={"maxFileSizeBytes": 2000, "smallFileLimitBytes": 1000},
               cdc={"enabled": True, "loggingMode": "OP_KEY_ONLY"}, database="sales", tableName="orders_v2",
               services={"archival": {"minCommits": 12, "maxCommits": 15}})
@@ -347,15 +347,15 @@ def test_table_settings_become_hoodie_options():
         "hoodie.table.name", "hoodie.database.name", "hoodie.datasource.write.recordkey.field",
         "hoodie.datasource.write.partitionpath.field", "hoodie.datasource.write.keygenerator.type",
         "hoodie.datasource.write.hive_style_partitioning", "hoodie.index.type",
-        "hoodie.simple.index.update.partition.path", "hoodie.parquet.max.file.size",
+        "hoodie.bloom.index.update.partition.path", "hoodie.bucket.index.num.buckets", "hoodie.parquet.max.file.size",
         "hoodie.parquet.small.file.limit", "hoodie.table.cdc.enabled", "hoodie.table.cdc.supplemental.logging.mode",
         "hoodie.datasource.write.precombine.field", "hoodie.keep.min.commits", "hoodie.keep.max.commits")} == {
         "hoodie.table.name": "orders_v2", "hoodie.database.name": "sales",
         "hoodie.datasource.write.recordkey.field": "id,line",
         "hoodie.datasource.write.partitionpath.field": "region,day",
         "hoodie.datasource.write.keygenerator.type": "COMPLEX",
-        "hoodie.datasource.write.hive_style_partitioning": "true", "hoodie.index.type": "GLOBAL_SIMPLE",
-        "hoodie.simple.index.update.partition.path": "false", "hoodie.parquet.max.file.size": "2000",
+        "hoodie.datasource.write.hive_style_partitioning": "true", "hoodie.index.type": "GLOBAL_BLOOM",
+        "hoodie.bloom.index.update.partition.path": "false", "hoodie.bucket.index.num.buckets": "16", "hoodie.parquet.max.file.size": "2000",
         "hoodie.parquet.small.file.limit": "1000", "hoodie.table.cdc.enabled": "true",
         "hoodie.table.cdc.supplemental.logging.mode": "OP_KEY_ONLY",
         "hoodie.datasource.write.precombine.field": "ts", "hoodie.keep.min.commits": "12",

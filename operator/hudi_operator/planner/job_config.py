@@ -67,6 +67,8 @@ def table_options(table) -> dict[str, str]:
         C.HIVE_STYLE_PARTITIONING.key: _flag(spec.hive_style_partitioning),
         C.INDEX_TYPE.key: spec.index.type,
         C.SIMPLE_INDEX_UPDATE_PARTITION_PATH.key: _flag(spec.index.update_partition_path),
+        C.BLOOM_INDEX_UPDATE_PARTITION_PATH.key: _flag(spec.index.update_partition_path),
+        C.BUCKET_INDEX_NUM_BUCKETS.key: str(spec.index.num_buckets),
         C.PARQUET_MAX_FILE_SIZE.key: str(spec.file_sizing.max_file_size_bytes),
         C.PARQUET_SMALL_FILE_LIMIT.key: str(spec.file_sizing.small_file_limit_bytes),
         C.CDC_ENABLED.key: _flag(spec.cdc.enabled),

@@ -6,7 +6,7 @@ JAVA_PKG    := openjdk-17-jre-headless
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 
-.PHONY: env java services demo test test-slow bench bench-mor bench-cdc bench-streamer bench-clean bench-cluster clean
+.PHONY: env java services demo test test-slow bench bench-mor bench-cdc bench-streamer bench-clean bench-cluster bench-index clean
 
 env: java $(VENV)/.installed
 
@@ -55,6 +55,9 @@ bench-clean: env
 
 bench-cluster: env
 	$(BIN)/python -m benchmarks.cluster
+
+bench-index: env
+	$(BIN)/python -m benchmarks.index
 
 clean:
 	rm -rf $(VENV) .pytest_cache demo-lakehouse

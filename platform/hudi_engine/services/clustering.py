@@ -20,7 +20,6 @@ from functools import reduce
 from typing import Iterator
 
 import pyarrow as pa
-from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 
@@ -32,14 +31,15 @@ from ..errors import HoodieError
 from ..file_group.fs_view import FileSlice
 from ..file_group.log_scanner import Visibility
 from ..file_group.naming import new_file_id, parse_base_file_name, parse_log_file_name
-from ..read.file_slice import SliceMerge, slice_rows
-from ..read.plan import merge_spec, table_schema
+from ..read.file_slice import SliceMerge
+from ..read.plan import ReadPlan, merge_spec, table_schema
+from ..read.reader import scan
 from ..schema.avro import META_FIELDS, add_meta_fields, arrow_to_avro, to_json
 from ..table.meta_client import HoodieTable
 from ..timeline.avro_models import REQUESTED_REPLACE_METADATA, encode_instant_avro
 from ..timeline.instant import REPLACE_COMMIT, Instant, State, new_instant_time
 from ..timeline.timeline import commit_metadata_json
-from ..write.base_file import BaseFileWriter, WriteContext, conform, marker_dir
+from ..write.base_file import BaseFileWriter, WriteContext, marker_dir
 from ..write.commit import commit_metadata
 from ..write.rollback import rollback
 from ..write.spark_jobs import job_group
@@ -165,13 +165,8 @@ def _execute(spark: SparkSession, table: HoodieTable, requested: Instant, reques
               f"({strategy}{' on ' + ','.join(columns) if columns else ''})")
     with job_group(spark, f"hudi-clustering-{table.name}-{requested.timestamp}",
                    f"hudi clustering {requested.timestamp}"):
-        cached: list[DataFrame] = []
-        frames = [_group_frame(spark, ctx, group, merge, columns, strategy, target, cached) for group in groups]
-        try:
-            stats = [json.loads(r[0]) for r in reduce(DataFrame.unionByName, frames).collect()]
-        finally:
-            for df in cached:
-                df.unpersist()
+        frames = [_group_frame(spark, table, ctx, group, merge, columns, strategy, target) for group in groups]
+        stats = [json.loads(r[0]) for r in reduce(DataFrame.unionByName, frames).collect()]
     replaced: dict[str, list[str]] = {}
     for group in groups:
         for info in group.get("slices") or []:
@@ -187,26 +182,21 @@ def _execute(spark: SparkSession, table: HoodieTable, requested: Instant, reques
     return requested.timestamp
 
 
-def _group_frame(spark: SparkSession, ctx: WriteContext, group: dict, merge: SliceMerge | None,
-                 columns: list[str], strategy: str, target: int, cached: list[DataFrame]) -> DataFrame:
-    """One clustering group: its slices read in parallel, range-partitioned into its output file
-    groups on the sort order, each output partition written as one file group by one task.
-    DataFrames it persists go to ``cached``, for the caller to release."""
+def _group_frame(spark: SparkSession, table: HoodieTable, ctx: WriteContext, group: dict,
+                 merge: SliceMerge | None, columns: list[str], strategy: str, target: int) -> DataFrame:
+    """One clustering group: its slices read as a query reads them (base files by Spark's parquet
+    reader, slices with logs merged by a task each), range-partitioned into its output file groups
+    on the sort order, each output partition written as one file group by one task."""
     slices = tuple(slice_of(info) for info in group.get("slices") or [])
+    rows = scan(spark, table, ReadPlan(slices, ctx.file_schema, None, merge))
     curve = strategy != LINEAR
-    out_schema = ctx.file_schema.append(pa.field(CURVE_KEY, pa.binary())) if curve else ctx.file_schema
-    reader = ReadGroup(ctx, slices, merge, tuple(columns) if curve else (), strategy)
-    parallelism = max(1, min(len(slices), spark.sparkContext.defaultParallelism * 4))
-    rows = spark.range(len(slices), numPartitions=parallelism).mapInArrow(reader, from_arrow_schema(out_schema))
+    if curve:
+        keyed = ctx.file_schema.append(pa.field(CURVE_KEY, pa.binary()))
+        rows = rows.mapInArrow(AddCurveKey(tuple(columns), strategy), from_arrow_schema(keyed))
     order = [CURVE_KEY] if curve else list(columns)
     outputs = max(1, int(group.get("numOutputFileGroups") or 1))
     if order:
-        if outputs > 1:
-            # Range partitioning samples its input first: keep the rows so the slices are read once.
-            cached.append(rows.persist(StorageLevel.MEMORY_AND_DISK))
-            rows = rows.repartitionByRange(outputs, *order)
-        else:
-            rows = rows.coalesce(1)
+        rows = rows.repartitionByRange(outputs, *order) if outputs > 1 else rows.coalesce(1)
         rows = rows.sortWithinPartitions(*order)
     else:
         rows = rows.repartition(outputs) if outputs > 1 else rows.coalesce(1)
@@ -215,26 +205,14 @@ def _group_frame(spark: SparkSession, ctx: WriteContext, group: dict, merge: Sli
 
 
 @dataclass(frozen=True)
-class ReadGroup:
-    """Executor side: the rows of the slices whose indexes a task receives, in the file schema,
-    with their curve key when the layout is a curve."""
-    ctx: WriteContext
-    slices: tuple[FileSlice, ...]
-    merge: SliceMerge | None
-    curve_columns: tuple[str, ...]
+class AddCurveKey:
+    """Executor side: each row's position on the layout's curve over the sort columns."""
+    columns: tuple[str, ...]
     strategy: str
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        schema = self.ctx.file_schema
         for batch in batches:
-            for index in batch.column(0).to_pylist():
-                rows = slice_rows(self.ctx.storage, self.slices[index], schema, self.merge).rows
-                if rows is None or rows.num_rows == 0:
-                    continue
-                rows = conform(rows, schema)
-                if self.curve_columns:
-                    rows = rows.append_column(CURVE_KEY, curve_key(rows, list(self.curve_columns), self.strategy))
-                yield from rows.to_batches()
+            yield batch.append_column(CURVE_KEY, curve_key(batch, list(self.columns), self.strategy))
 
 
 @dataclass(frozen=True)

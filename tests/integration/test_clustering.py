@@ -200,6 +200,28 @@ def test_an_interrupted_clustering_is_rolled_back_and_run_again(spark, table_pat
     assert HoodieTable.load(table_path).timeline.pending() == []
 
 
+def test_a_plan_another_job_is_executing_is_left_to_it(spark, table_path):
+    """Stands in for a second job: the plan is inflight and its heartbeat is fresh, as while
+    another process executes it. Once the heartbeat is gone the plan counts as interrupted."""
+    from hudi_engine.concurrency.heartbeat import Heartbeat, heartbeat_path
+
+    insert_batches(spark, table_path, batches=2, size=20)
+    before = agree(spark, table_path)
+    planned = schedule_clustering(HoodieTable.load(table_path), {})
+    table = HoodieTable.load(table_path)
+    beat = Heartbeat(table.storage, planned.timestamp, 60000).start()
+    try:
+        table.timeline.transition_to_inflight(planned)
+        assert run_clusterings(spark, HoodieTable.load(table_path)) == []
+        assert run_clusterings(spark, HoodieTable.load(table_path), planned.timestamp) == []
+        assert HoodieTable.load(table_path).timeline.get(planned.timestamp).state == State.INFLIGHT
+    finally:
+        beat.stop()
+    assert run_clusterings(spark, HoodieTable.load(table_path)) == [planned.timestamp]
+    assert agree(spark, table_path) == before
+    assert not HoodieTable.load(table_path).storage.exists(heartbeat_path(planned.timestamp))
+
+
 def test_a_write_does_not_roll_back_a_pending_clustering(spark, table_path):
     insert_batches(spark, table_path, batches=2, size=50)
     planned = schedule_clustering(HoodieTable.load(table_path), {})

@@ -4,6 +4,7 @@ next writer or compaction run cleans up as Hudi does."""
 import os
 import subprocess
 import sys
+import time
 import textwrap
 from pathlib import Path
 
@@ -124,7 +125,12 @@ def test_compaction_killed_half_way_is_rolled_back_and_run_again(spark, table_pa
     assert state(spark, table_path) == expected
     assert rows(hudi_rs_read(table_path), COLS) == expected
 
-    assert run_compactions(spark, HoodieTable.load(table_path)) == [requested.timestamp]
+    # Its heartbeat is still fresh: another job leaves the plan to it, as it would to a live one.
+    assert run_compactions(spark, HoodieTable.load(table_path)) == []
+    # Once the heartbeat is older than interval x tolerable misses the plan counts as interrupted.
+    time.sleep(1.1)
+    expiring = {"hoodie.client.heartbeat.interval_in_ms": "1000", "hoodie.client.heartbeat.tolerable.misses": "1"}
+    assert run_compactions(spark, HoodieTable.load(table_path), options=expiring) == [requested.timestamp]
     table = HoodieTable.load(table_path)
     assert table.timeline.get(requested.timestamp).is_completed
     assert len(table.timeline.filter([ROLLBACK], completed=True)) == 1

@@ -41,12 +41,12 @@ from ..timeline.instant import REPLACE_COMMIT, Instant, State, new_instant_time
 from ..timeline.timeline import commit_metadata_json
 from ..write.base_file import BaseFileWriter, WriteContext, marker_dir
 from ..write.commit import commit_metadata
-from ..write.rollback import rollback
 from ..write.spark_jobs import job_group
 from ..write.tasks import BULK_BUFFER_BYTES, STAT_SCHEMA, stats_batch, task_identity
 from .clustering_plan import (clustering_due, commits_since_clustering, plan_clustering,
                               sort_columns)
 from .compaction import operation_slice
+from .execution import run_pending
 from .layout import CURVE_KEY, LINEAR, curve_key, layout_strategy
 from .pending import pending_clustering_groups, pending_clusterings, pending_compaction_groups
 
@@ -107,21 +107,8 @@ def cluster_inline(spark: SparkSession, table: HoodieTable, options: dict) -> li
 def run_clusterings(spark: SparkSession, table: HoodieTable, instant_time: str | None = None,
                     options: dict | None = None) -> list[str]:
     """Execute pending clusterings (one, or all oldest first); returns the completed instants."""
-    done = []
-    for instant, requested_replace in pending_clusterings(table):
-        if instant_time is not None and instant.timestamp != instant_time:
-            continue
-        table = table.reload()
-        if instant.state == State.INFLIGHT:
-            _progress(f"clustering {instant.timestamp} was interrupted; rolling it back to run it again")
-            rollback(table, instant, keep_requested=True)
-            table = table.reload()
-        requested = Instant(instant.timestamp, instant.action, State.REQUESTED)
-        done.append(_execute(spark, table, requested, requested_replace, options or {}))
-    if instant_time is not None and not done:
-        raise HoodieError(f"no pending clustering {instant_time} in {table.name}; pending ones: "
-                          f"{[i.timestamp for i, _ in pending_clusterings(table)]}")
-    return done
+    return run_pending("clustering", table, pending_clusterings(table), instant_time, options,
+                       lambda t, requested, plan: _execute(spark, t, requested, plan, options or {}))
 
 
 def slice_of(info: dict) -> FileSlice:

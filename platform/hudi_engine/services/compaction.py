@@ -36,10 +36,10 @@ from ..cdc import diff
 from ..write.base_file import RECORD_KEY, BaseFileWriter, WriteContext, conform, marker_dir
 from ..write.cdc_log import cdc_mode, write_cdc_log
 from ..write.commit import commit_metadata
-from ..write.rollback import rollback
 from ..write.spark_jobs import job_group
 from ..write.tasks import STAT_SCHEMA, stats_batch, task_identity
 from .compaction_plan import plan_compaction, should_schedule_compaction
+from .execution import run_pending
 from .pending import pending_clustering_groups, pending_compaction_groups, requested_plan
 
 
@@ -88,20 +88,9 @@ def run_compactions(spark: SparkSession, table: HoodieTable, instant_time: str |
                     options: dict | None = None) -> list[str]:
     """Execute pending compactions (one, or all oldest first); returns the completed instants.
     ``options`` are the writer's settings for the new base files (codec, bloom filter, ...)."""
-    done = []
-    for instant in table.timeline.pending([COMPACTION]):
-        if instant_time is not None and instant.timestamp != instant_time:
-            continue
-        table = table.reload()
-        if instant.state == State.INFLIGHT:
-            _progress(f"compaction {instant.timestamp} was interrupted; rolling it back to run it again")
-            rollback(table, instant)
-            table = table.reload()
-        done.append(_execute(spark, table, Instant(instant.timestamp, COMPACTION, State.REQUESTED), options))
-    if instant_time is not None and not done:
-        raise HoodieError(f"no pending compaction {instant_time} in {table.name}; pending ones: "
-                          f"{[i.timestamp for i in table.timeline.pending([COMPACTION])]}")
-    return done
+    return run_pending("compaction", table, [(i, None) for i in table.timeline.pending([COMPACTION])],
+                       instant_time, options,
+                       lambda t, requested, _: _execute(spark, t, requested, options))
 
 
 def _execute(spark: SparkSession, table: HoodieTable, requested: Instant, options: dict | None) -> str:

@@ -75,7 +75,7 @@ def test_linear_clustering_rewrites_small_files_sorted_and_keeps_every_row(spark
         "hoodie.clustering.plan.strategy.sort.columns": "x",
         "hoodie.clustering.plan.strategy.target.file.max.bytes": target_for(table_path, 2)})
     table = HoodieTable.load(table_path)
-    plan = requested_plan(table, planned)["clusteringPlan"]
+    plan = requested_plan(table.timeline, planned)["clusteringPlan"]
     assert [len(g["slices"]) for g in plan["inputGroups"]] == [4, 4]
     assert plan["strategy"]["strategyParams"] == {"hoodie.clustering.plan.strategy.sort.columns": "x"}
     assert [g["numOutputFileGroups"] for g in plan["inputGroups"]] == [2, 2]

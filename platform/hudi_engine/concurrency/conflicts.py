@@ -20,10 +20,10 @@ from ..file_group.naming import parse_base_file_name, parse_log_file_name
 from ..index.bucket import bucket_of
 from ..services.clustering_plan import is_clustering
 from ..services.compaction_plan import planned_file_groups
+from ..services.pending import requested_plan
 from ..storage import Storage
-from ..timeline.avro_models import decode_instant_avro
 from ..timeline.instant import (CLUSTERING, COMMIT, COMPACTION, DELTA_COMMIT, LOG_COMPACTION, REPLACE_COMMIT,
-                                Instant, State)
+                                Instant)
 from ..timeline.timeline import Timeline
 
 GroupId = tuple[str, str]
@@ -130,9 +130,9 @@ def touch_of(timeline: Timeline, instant: Instant) -> Touch | None:
         return Touch(instant, frozenset(written_file_groups(timeline.commit_metadata(instant))),
                      COMPLETED_SINCE_START)
     try:
-        plan = decode_instant_avro(timeline.read_details(Instant(instant.timestamp, instant.action, State.REQUESTED)))
+        plan = requested_plan(timeline, instant)
     except (HoodieTimelineError, ValueError, EOFError, KeyError):
-        return None  # a pending insert_overwrite's empty requested file: a write, judged when it completes
+        return None  # an unreadable requested file: nothing to judge by before it completes
     if instant.action == REPLACE_COMMIT and not is_clustering(plan):
         return None
     return Touch(instant, frozenset(planned_file_groups(plan)), PLANNED_SINCE_START)

@@ -28,13 +28,17 @@ import time
 import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from .. import config as C
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError, HoodieLockError
 from ..storage import Storage
 from ..timeline.timeline import META_DIR
+from .settings import is_occ
+
+if TYPE_CHECKING:
+    from ..table.meta_client import HoodieTable
 
 LOCK_FILE_NAME = "lock"
 AUX_DIR = f"{META_DIR}/.aux"
@@ -380,12 +384,21 @@ def acquire(provider: LockProvider, cfg: HoodieConfig, what: str) -> None:
 
 
 @contextmanager
+def locked_table(table: "HoodieTable", cfg: HoodieConfig, what: str) -> Iterator["HoodieTable"]:
+    """The table for a critical section under its lock: with several writers the lock is taken
+    and the table reloaded (others may have changed its timeline); a single writer's as it is."""
+    occ = is_occ(cfg)
+    with table_lock(table.storage.base_uri, cfg, what, table.name, occ):
+        yield table.reload() if occ else table
+
+
+@contextmanager
 def table_lock(base_path: str, cfg: HoodieConfig, what: str, table_name: str | None = None,
                enabled: bool | None = None) -> Iterator[LockProvider | None]:
     """Hold the table's lock for a critical section (a no-op for a single writer). Re-entrant
     within a thread."""
     if enabled is None:
-        enabled = cfg.get_str(C.WRITE_CONCURRENCY_MODE).upper() == C.OPTIMISTIC_CONCURRENCY_CONTROL
+        enabled = is_occ(cfg)
     if not enabled:
         yield None
         return

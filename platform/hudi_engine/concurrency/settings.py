@@ -33,9 +33,14 @@ class Concurrency:
         return self.heartbeat_interval_ms * self.heartbeat_misses
 
 
+def is_occ(cfg: HoodieConfig) -> bool:
+    """Whether several writers may write the table (optimistic concurrency control)."""
+    return cfg.get_str(C.WRITE_CONCURRENCY_MODE).upper() == C.OPTIMISTIC_CONCURRENCY_CONTROL
+
+
 def concurrency(cfg: HoodieConfig) -> Concurrency:
     mode = cfg.get_str(C.WRITE_CONCURRENCY_MODE).upper()
-    occ = mode == C.OPTIMISTIC_CONCURRENCY_CONTROL
+    occ = is_occ(cfg)
     policy = cfg.get_str(C.FAILED_WRITES_CLEANER_POLICY).upper()
     if occ:
         if cfg.contains(C.FAILED_WRITES_CLEANER_POLICY) and policy != LAZY:

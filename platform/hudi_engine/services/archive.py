@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 
 from .. import config as C
-from ..concurrency.locks import table_lock
+from ..concurrency.locks import locked_table
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError, HoodieTimelineError
 from ..table.meta_client import HoodieTable
@@ -48,9 +48,8 @@ def archive(table: HoodieTable, options: dict | None = None) -> list[Instant]:
     writers it runs under the table lock, on the timeline as it is then."""
     cfg = HoodieConfig({**(options or {}), **table.props})
     low, high = keep_window(cfg)
-    occ = cfg.get_str(C.WRITE_CONCURRENCY_MODE).upper() == C.OPTIMISTIC_CONCURRENCY_CONTROL
-    with table_lock(table.storage.base_uri, cfg, "archiving", table.name, occ):
-        return _archive(table.reload() if occ else table, cfg, low, high)
+    with locked_table(table, cfg, "archiving") as table:
+        return _archive(table, cfg, low, high)
 
 
 def _archive(table: HoodieTable, cfg: HoodieConfig, low: int, high: int) -> list[Instant]:

@@ -54,7 +54,7 @@ def table_state(table: HoodieTable, view: FileSystemView) -> TableState:
     """Savepoints, pending compactions/clusterings and replaced file groups, from the timeline."""
     bases: dict[tuple[str, str], str] = {}
     for instant in table.timeline.pending([COMPACTION]):
-        for op in requested_plan(table, instant).get("operations") or []:
+        for op in requested_plan(table.timeline, instant).get("operations") or []:
             bases[(op["partitionPath"], op["fileId"])] = op["baseInstantTime"]
     clustering = frozenset(pending_clustering_groups(table))
     replaced = {}

@@ -24,8 +24,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from .. import config as C
-from ..concurrency.locks import table_lock
-from ..concurrency.settings import concurrency
+from ..concurrency.locks import locked_table, table_lock
 from ..config import HoodieConfig
 from ..errors import HoodieError
 from ..file_group.fs_view import FileSlice
@@ -56,9 +55,8 @@ def schedule_clustering(table: HoodieTable, options: dict | None = None, force: 
     """Write a clustering plan when one is due (``force``: whenever a group is worth rewriting).
     With several writers the plan is made under the table lock, from the timeline as it is then."""
     cfg = HoodieConfig({**(options or {}), **table.props})
-    occ = concurrency(cfg).occ
-    with table_lock(table.storage.base_uri, cfg, "scheduling a clustering", table.name, occ):
-        return _schedule(table.reload() if occ else table, cfg, force, extra_metadata)
+    with locked_table(table, cfg, "scheduling a clustering") as table:
+        return _schedule(table, cfg, force, extra_metadata)
 
 
 def _schedule(table: HoodieTable, cfg: HoodieConfig, force: bool,

@@ -16,7 +16,7 @@ from typing import Iterator
 import pyarrow as pa
 from pyspark.sql import SparkSession
 
-from ..concurrency.locks import table_lock
+from ..concurrency.locks import locked_table
 from ..concurrency.settings import concurrency
 from ..config import HoodieConfig
 from ..errors import HoodieError
@@ -49,9 +49,8 @@ def schedule_compaction(table: HoodieTable, options: dict | None = None, force: 
     if table.table_type != "MERGE_ON_READ":
         raise HoodieError(f"table {table.name} is {table.table_type}; only merge-on-read tables compact")
     cfg = HoodieConfig({**(options or {}), **table.props})
-    occ = concurrency(cfg).occ
-    with table_lock(table.storage.base_uri, cfg, "scheduling a compaction", table.name, occ):
-        return _schedule_compaction(table.reload() if occ else table, cfg, occ, force, extra_metadata)
+    with locked_table(table, cfg, "scheduling a compaction") as table:
+        return _schedule_compaction(table, cfg, concurrency(cfg).occ, force, extra_metadata)
 
 
 def _schedule_compaction(table: HoodieTable, cfg: HoodieConfig, occ: bool, force: bool,
@@ -95,7 +94,7 @@ def run_compactions(spark: SparkSession, table: HoodieTable, instant_time: str |
 
 def _execute(spark: SparkSession, table: HoodieTable, requested: Instant, options: dict | None) -> str:
     timeline = table.timeline
-    plan = requested_plan(table, requested)
+    plan = requested_plan(table.timeline, requested)
     operations = plan.get("operations") or []
     schema = table_schema(table)
     data_schema = pa.schema([f for f in schema if f.name not in META_FIELDS])

@@ -6,13 +6,14 @@ from ..errors import HoodieTimelineError
 from ..table.meta_client import HoodieTable
 from ..timeline.avro_models import decode_instant_avro
 from ..timeline.instant import CLUSTERING, COMPACTION, REPLACE_COMMIT, Instant, State
+from ..timeline.timeline import Timeline
 from .clustering_plan import is_clustering
 from .compaction_plan import planned_file_groups
 
 
-def requested_plan(table: HoodieTable, instant: Instant) -> dict:
+def requested_plan(timeline: Timeline, instant: Instant) -> dict:
     """The Avro record of an instant's ``.requested`` file ({} when the file is empty)."""
-    data = table.timeline.read_details(Instant(instant.timestamp, instant.action, State.REQUESTED))
+    data = timeline.read_details(Instant(instant.timestamp, instant.action, State.REQUESTED))
     return decode_instant_avro(data) if data else {}
 
 
@@ -22,7 +23,7 @@ def pending_clusterings(table: HoodieTable) -> list[tuple[Instant, dict]]:
     found = []
     for instant in table.timeline.pending([REPLACE_COMMIT, CLUSTERING]):
         try:
-            plan = requested_plan(table, instant)
+            plan = requested_plan(table.timeline, instant)
         except HoodieTimelineError:   # requested file gone: an insert-overwrite being rolled back
             continue
         if is_clustering(plan):
@@ -39,4 +40,4 @@ def pending_clustering_groups(table: HoodieTable) -> dict[tuple[str, str], str]:
 def pending_compaction_groups(table: HoodieTable) -> dict[tuple[str, str], str]:
     """(partition, file id) → instant of every file group a pending compaction is rewriting."""
     return {group: instant.timestamp for instant in table.timeline.pending([COMPACTION])
-            for group in planned_file_groups(requested_plan(table, instant))}
+            for group in planned_file_groups(requested_plan(table.timeline, instant))}

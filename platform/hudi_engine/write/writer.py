@@ -20,7 +20,7 @@ from .. import config as C
 from ..concurrency.conflicts import (IN_FLIGHT, Conflict, Touch, candidates, conflict_error, find_conflicts,
                                      markers_of, our_file_groups, touch_of)
 from ..concurrency.heartbeat import Heartbeat, heartbeat_expired
-from ..concurrency.locks import table_lock
+from ..concurrency.locks import locked_table, table_lock
 from ..concurrency.settings import Concurrency, concurrency
 from ..config import HoodieConfig
 from ..errors import HoodieClusteringUpdateError, HoodieConfigError, HoodieError, HoodieValidationError
@@ -65,8 +65,7 @@ def write(df: DataFrame, base_path: str, options: dict | None = None,
     cfg = HoodieConfig({**cfg.raw(), **table.props})
     conc = concurrency(cfg)
     # Several writers: the instant time is taken, and failed writes found, under the table lock.
-    with table_lock(base_path, cfg, "starting a write", table.name, conc.occ):
-        table = table.reload() if conc.occ else table
+    with locked_table(table, cfg, "starting a write") as table:
         table = rollback_failed_writes(finish_pending_restore(table), conc.failed_writes,
                                        conc.heartbeat_expiry_ms)
         job = _Write(df, table, cfg, operation, extra_metadata or {}, conc)
@@ -108,6 +107,7 @@ class _Write:
         self.spark = df.sparkSession
         self.keygen = key_generator_from_config(cfg)
         self.ordering = cfg.get_str(C.PRECOMBINE_FIELD)
+        self.index = index_type(cfg)
         self.extra = {**{k: v for k, v in cfg.raw().items() if k.startswith(COMMIT_META_PREFIX)}, **extra}
         self.is_replace = operation in REPLACE_OPERATIONS
         self.is_mor = table.table_type == "MERGE_ON_READ"
@@ -214,7 +214,7 @@ class _Write:
         timeline = self.table.reload().timeline
         found = candidates(timeline.instants, self.known_at_start, self.instant.timestamp)
         touches = [t for t in (touch_of(timeline, i) for i in found) if t is not None]
-        conflicts = find_conflicts(our_file_groups(stats, replaced), touches, index_type(self.cfg) == BUCKET)
+        conflicts = find_conflicts(our_file_groups(stats, replaced), touches, self.index == BUCKET)
         if conflicts:
             raise _Conflicted(conflicts)
 
@@ -232,13 +232,13 @@ class _Write:
         if self.conc.early_check_commits:
             found = candidates(timeline.instants, self.known_at_start, ts)
             touches += [t for t in (touch_of(timeline, i) for i in found) if t is not None]
-        conflicts = find_conflicts(groups, touches, index_type(self.cfg) == BUCKET)
+        conflicts = find_conflicts(groups, touches, self.index == BUCKET)
         if conflicts:
             raise _Conflicted(conflicts)
 
     def _check_input(self) -> None:
         columns = set(self.df.columns)
-        if index_type(self.cfg) == BUCKET and self.operation in ("insert_overwrite", "insert_overwrite_table"):
+        if self.index == BUCKET and self.operation in ("insert_overwrite", "insert_overwrite_table"):
             raise HoodieConfigError(f"{self.operation} is not supported with the BUCKET index here; use "
                                     "upsert/insert, or delete_partition and then insert")
         if self.operation == "delete_partition":
@@ -274,7 +274,7 @@ class _Write:
         if self.operation == "delete_partition":
             return [], self._delete_partitions()
         prepare = Prepare(self.keygen, self.ordering, self.operation == "delete")
-        if self.operation == "bulk_insert" and index_type(self.cfg) != BUCKET:
+        if self.operation == "bulk_insert" and self.index != BUCKET:
             return self._bulk_insert(prepare), None
         prepared = self.df.mapInArrow(prepare, _with_internal_columns(self.df))
         if self.is_replace:
@@ -343,9 +343,9 @@ class _Write:
         return dict(replaced)
 
     def _upsert(self, prepared: DataFrame) -> list[dict]:
-        if index_type(self.cfg) == BUCKET:
+        if self.index == BUCKET:
             return self._bucketed(prepared)
-        is_global = index_type(self.cfg) in GLOBAL_INDEXES
+        is_global = self.index in GLOBAL_INDEXES
         lookup = self.operation in ("upsert", "delete") or self.cfg.get(C.INSERT_DROP_DUPS)
         if lookup and self.latest:
             prepared = prepared.persist()

@@ -5,7 +5,6 @@ Without the binaries a test is skipped, except under CI (``CI=true``), where the
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import time
@@ -14,10 +13,9 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.support.services import free_port, stop_group
+from tests.support.services import free_port, not_installed, stop_group
 
 PUSHGATEWAY_NAMES = ("prometheus-pushgateway", "pushgateway")    # Debian's name, upstream's name
 PROMETHEUS_NAMES = ("prometheus",)
@@ -30,10 +28,7 @@ def binary(names: tuple[str, ...]) -> str:
         found = shutil.which(name)
         if found:
             return found
-    reason = f"{names[0]} is not installed; run .ci/install-services"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{reason} (CI=true requires it)")
-    pytest.skip(reason)
+    not_installed(f"{names[0]} is not installed; run .ci/install-services")
 
 
 @dataclass

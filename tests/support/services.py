@@ -6,6 +6,9 @@ import os
 import signal
 import socket
 import subprocess
+from typing import NoReturn
+
+import pytest
 
 
 def free_port() -> int:
@@ -25,3 +28,10 @@ def stop_group(process: subprocess.Popen, timeout_s: float) -> None:
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+
+
+def not_installed(reason: str) -> NoReturn:
+    """A service the tests start is missing: skip locally, fail under CI, whose setup installs it."""
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{reason} (CI=true requires it)")
+    pytest.skip(reason)

@@ -24,13 +24,11 @@ import os
 import shutil
 import tempfile
 import time
-from pathlib import Path
 
 import pyarrow.fs as pafs
 
-from .run import _log, machine, replace_section, setup_lines, timed
+from .run import _log, publish, timed
 
-RESULTS = Path(__file__).with_name("RESULTS.md")
 OPTIONS = {"hoodie.table.name": "bench_clean", "hoodie.datasource.write.recordkey.field": "id",
            "hoodie.datasource.write.partitionpath.field": "part",
            "hoodie.datasource.write.precombine.field": "ts", "hoodie.clean.automatic": "false"}
@@ -101,10 +99,7 @@ def main() -> None:
             "one in-process.",
         ]
         command = ".venv/bin/python -m benchmarks.clean" + (" --quick" if args.quick else "")
-        lines += [""] + setup_lines(command, began, machine(), 1)[:5]     # command, date, code, machine, software
-        text = "\n".join(lines)
-        print(text)
-        replace_section(RESULTS, "clean", "# Cleaning (`make bench-clean`)\n\n" + text)
+        publish("clean", "Cleaning (`make bench-clean`)", lines, command, began)
     finally:
         spark.stop()
         shutil.rmtree(work, ignore_errors=True)

@@ -34,9 +34,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from .run import _log, machine, replace_section, setup_lines, timed
+from .run import _log, publish, timed
 
-RESULTS = Path(__file__).with_name("RESULTS.md")
 PARTITIONS, BATCHES, OUTPUTS = 4, 8, 8
 BOX = 50_000
 OPTIONS = {"hoodie.table.name": "bench_cluster", "hoodie.datasource.write.recordkey.field": "id",
@@ -181,10 +180,7 @@ def main() -> None:
             "before opening them.",
         ]
         command = ".venv/bin/python -m benchmarks.cluster" + (" --quick" if args.quick else "")
-        lines += [""] + setup_lines(command, began, machine(), 1)[:5]
-        text = "\n".join(lines)
-        print(text)
-        replace_section(RESULTS, "cluster", "# Clustering (`make bench-cluster`)\n\n" + text)
+        publish("cluster", "Clustering (`make bench-cluster`)", lines, command, began)
     finally:
         spark.stop()
         shutil.rmtree(work, ignore_errors=True)

@@ -27,11 +27,9 @@ import argparse
 import datetime as dt
 import shutil
 import tempfile
-from pathlib import Path
 
-from .run import _log, machine, replace_section, setup_lines, timed
+from .run import _log, publish, timed
 
-RESULTS = Path(__file__).with_name("RESULTS.md")
 DEFAULT_ROWS = (5_000_000, 20_000_000)
 PARTITIONS = 10
 BUCKETS = 64
@@ -123,10 +121,7 @@ def main() -> None:
         ]
         command = ".venv/bin/python -m benchmarks.index" + (" --quick" if args.quick else "") + "".join(
             f" --rows {n}" for n in (args.rows or []))
-        lines += [""] + setup_lines(command, began, machine(), 1)[:5]
-        text = "\n".join(lines)
-        print(text)
-        replace_section(RESULTS, "index", "# Indexes (`make bench-index`)\n\n" + text)
+        publish("index", "Indexes (`make bench-index`)", lines, command, began)
     finally:
         spark.stop()
         shutil.rmtree(work, ignore_errors=True)

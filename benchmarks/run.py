@@ -649,6 +649,14 @@ def reading_notes(nproc: int, phases_all: list[Phase], busy: list[str]) -> list[
     return out
 
 
+def publish(section: str, title: str, lines: list[str], command: str, started: dt.datetime) -> None:
+    """Print a one-section benchmark's report with how it ran (command, date, code, machine,
+    software) and put it in its section of RESULTS.md."""
+    text = "\n".join(lines + [""] + setup_lines(command, started, machine(), 1)[:5])
+    print(text)
+    replace_section(RESULTS, section, f"# {title}\n\n" + text)
+
+
 def replace_section(path: Path, name: str, text: str) -> None:
     """Put ``text`` between ``<!-- name:begin -->`` and ``<!-- name:end -->`` in ``path`` and leave
     the rest of the file as it is; a section the file does not have yet is appended."""

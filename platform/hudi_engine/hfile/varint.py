@@ -49,7 +49,7 @@ def hadoop_vint_size(first: int) -> int:
     signed = first - 256 if first > 127 else first
     if signed >= -112:
         return 1
-    return (-119 - signed if signed < -120 else -111 - signed) + 1
+    return -119 - signed if signed < -120 else -111 - signed
 
 
 def decode_hadoop_vint(data: bytes, pos: int) -> tuple[int, int]:

@@ -164,6 +164,8 @@ SMALL_FILE_GROUP_CANDIDATES_LIMIT = define(
 PARQUET_COMPRESSION = define("hoodie.parquet.compression.codec", "gzip", "Parquet codec.")
 PARQUET_BLOCK_SIZE = define("hoodie.parquet.block.size", 125829120, "Parquet row group size.")
 PARQUET_PAGE_SIZE = define("hoodie.parquet.page.size", 1048576, "Parquet page size.")
+HFILE_COMPRESSION = define("hoodie.hfile.compression.algorithm", "GZ",
+                          "Codec of metadata-table HFiles and HFile log blocks: GZ or NONE.")
 COPY_ON_WRITE_RECORD_SIZE_ESTIMATE = define("hoodie.copyonwrite.record.size.estimate", 1024,
                                             "Bytes per record before any commit tells better.")
 COPY_ON_WRITE_INSERT_SPLIT_SIZE = define("hoodie.copyonwrite.insert.split.size", 500000,

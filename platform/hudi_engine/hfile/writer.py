@@ -121,6 +121,8 @@ def write_hfile(items: Iterable[tuple[bytes, bytes]], *, block_size: int = DEFAU
 
     meta_index: list[tuple[bytes, int, int]] = []
     for name, value in hashmap_order((meta_blocks or {}).items()):
+        if legacy and len(name.encode()) >= 128:
+            raise HoodieValidationError(f"meta block name {name[:40]!r}... is too long for the Hudi 1.1 layout")
         raw = encode_block(BlockType.META, bytes(value), codec)
         meta_index.append((name.encode(), offset, len(raw)))
         out.append(raw)

@@ -177,6 +177,17 @@ def shape(reader: HFileReader) -> tuple:
             t.meta_index_count, t.num_data_index_levels, t.compression_codec)
 
 
+def compressed_blocks(reader: HFileReader) -> list[bytes]:
+    """Each data block's stored data, header and checksums left out."""
+    blocks = [reader._block(offset) for offset, _ in reader._blocks]
+    return [reader.data[b.offset + 33:b.offset + 33 + struct.unpack_from(">i", reader.data, b.offset + 29)[0] - 33]
+            for b in blocks]
+
+
+def index_payload(reader: HFileReader) -> bytes:
+    return reader._block(reader.trailer.load_on_open_data_offset).payload
+
+
 @pytest.mark.parametrize("fixture", WITH_MDT)
 def test_writer_gives_hudis_bytes(tables, fixture):
     """Hudi 1.1 files (native writer): layout "1.1" reproduces them byte for byte, base files and
@@ -186,8 +197,9 @@ def test_writer_gives_hudis_bytes(tables, fixture):
     checksums (we write NULL ones, as Hudi's writer does), sorts the file info (a TreeMap; Hudi's is
     a HashMap), counts the whole KeyValue key in AVG_KEY_LEN, records CREATE_TIME_TS 0, a
     total_uncompressed_bytes trailer field, minor version 3 and previous-block offsets of index
-    blocks. For those, the block layout and trailer counts match and the entries are the same.
-    Layout "current" (Hudi's fixed index format) always matches in layout and entries."""
+    blocks. For those, the block layout and trailer counts match and the entries are the same; with
+    layout "current" (full KeyValue index keys, as HBase writes them) every data block's compressed
+    bytes and the root data index are even identical to HBase's."""
     base = tables[fixture]
     identical = 0
     for _, name, data in real_hfiles(base):
@@ -200,10 +212,13 @@ def test_writer_gives_hudis_bytes(tables, fixture):
                 identical += 1
             back = HFileReader(ours)
             assert shape(back) == shape(real), name
+            if layout == "current" and not native:
+                assert compressed_blocks(back) == compressed_blocks(real), name
+                assert index_payload(back) == index_payload(real), name
             assert list(back.items()) == list(real.items())
             assert {k: v for k, v in back.file_info.items() if k != AVG_KEY_LEN} == \
                 {k: v for k, v in real.file_info.items() if k != AVG_KEY_LEN} | (
-                    {} if native else {LAST_KEY: back.file_info[LAST_KEY], CREATE_TIME_TS: back.file_info[CREATE_TIME_TS]})
+                    {} if native else {k: back.file_info[k] for k in (LAST_KEY, CREATE_TIME_TS)})
     assert identical or fixture.split("/")[-1].startswith("v8_")
 
 
@@ -360,7 +375,8 @@ def test_multi_level_index():
     file_info_offset = load_on_open + len(out[-1]) + len(out[-2])
     message = encode_file_info_message([(KEY_VALUE_VERSION.encode(), struct.pack(">i", 1)),
                                         (MAX_MEMSTORE_TS_KEY.encode(), bytes(8))])
-    out.append(encode_hfile_block(BlockType.FILE_INFO, FILE_INFO_PB_MAGIC + encode_uvarint(len(message)) + message, codec))
+    out.append(encode_hfile_block(BlockType.FILE_INFO,
+                                  FILE_INFO_PB_MAGIC + encode_uvarint(len(message)) + message, codec))
     out.append(encode_trailer(Trailer(
         file_info_offset=file_info_offset, load_on_open_data_offset=load_on_open, data_index_count=len(root),
         meta_index_count=0, entry_count=len(items), num_data_index_levels=2, first_data_block_offset=0,
@@ -414,7 +430,8 @@ def small_file() -> bytes:
 def test_corrupt_trailer_magic(small_file):
     data = bytearray(small_file)
     data[-4096] ^= 0xFF
-    with pytest.raises(HoodieCorruptFileError, match=rf"my\.hfile: no HFile trailer magic at offset {len(data) - 4096}"):
+    with pytest.raises(HoodieCorruptFileError,
+                       match=rf"my\.hfile: no HFile trailer magic at offset {len(data) - 4096}"):
         HFileReader(bytes(data), path="my.hfile")
 
 
@@ -437,7 +454,8 @@ def test_corrupt_block_magic_and_data(small_file):
     data[second:second + 8] = b"GARBAGE!"
     broken = HFileReader(bytes(data), path="my.hfile")
     assert broken.get(sample_items(300)[0][0]) == sample_items(300)[0][1]   # block 0 is fine
-    with pytest.raises(HoodieCorruptFileError, match=rf"my\.hfile: HFile block at offset {second}: unknown block magic"):
+    with pytest.raises(HoodieCorruptFileError,
+                       match=rf"my\.hfile: HFile block at offset {second}: unknown block magic"):
         list(broken.items())
     data = bytearray(small_file)
     data[second + 33 + 12] ^= 0x55   # inside the gzip data

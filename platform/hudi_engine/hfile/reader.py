@@ -5,7 +5,8 @@ Keys compare as unsigned bytes of the row (what Hudi writes as key); the rest of
 (family, qualifier, timestamp, type) is skipped. Index entries may hold a full KeyValue key
 (HBase, Hudi after 2026) or the bare ``[int16 len][row]`` (Hudi 1.1), and HBase may store a
 shortened "fake" first key: either way the entry's row is <= the block's first row, which is all
-seeking needs.
+seeking needs. Keys are taken to be unique, as in every file Hudi writes (in an HBase file with a
+key repeated across a block boundary, ``get`` may miss its first copy).
 """
 from __future__ import annotations
 
@@ -53,9 +54,10 @@ class HFileReader:
         self.data, self.path = bytes(data), path
         self.trailer = trailer = read_trailer(self.data, path)
         try:
-            self.codec = Codec(trailer.compression_codec if trailer.compression_codec is not None else Codec.NONE)
+            self.codec = Codec(Codec.NONE if trailer.compression_codec is None else trailer.compression_codec)
         except ValueError:
-            raise HoodieCorruptFileError(f"{path}: unknown HFile compression codec {trailer.compression_codec}") from None
+            raise HoodieCorruptFileError(
+                f"{path}: unknown HFile compression codec {trailer.compression_codec}") from None
         if trailer.load_on_open_data_offset is None:
             raise HoodieCorruptFileError(f"{path}: HFile trailer has no load-on-open offset")
         root = self._block(trailer.load_on_open_data_offset, BlockType.ROOT_INDEX)
@@ -71,9 +73,10 @@ class HFileReader:
                            self._root_entries(meta, trailer.meta_index_count or 0, full_key=False)}
         info = self._block(meta.offset + meta.on_disk_size, BlockType.FILE_INFO)
         self.file_info = self._file_info(info)
-        version = self.file_info.get(KEY_VALUE_VERSION)
-        self._mvcc = version is not None and int.from_bytes(version[:4], "big") == KEY_VALUE_VERSION_WITH_MVCC_TS
-        if int.from_bytes(self.file_info.get(MAX_MEMSTORE_TS_KEY, b"")[:8] or b"\0", "big") > 0 and self._mvcc:
+        # KEY_VALUE_VERSION 1: each cell ends with its MVCC timestamp (a VLong; Hudi's are all 0).
+        version = self.file_info.get(KEY_VALUE_VERSION, b"")
+        self._mvcc = int.from_bytes(version[:4], "big") == KEY_VALUE_VERSION_WITH_MVCC_TS
+        if self._mvcc and int.from_bytes(self.file_info.get(MAX_MEMSTORE_TS_KEY, b""), "big", signed=True) > 0:
             raise HoodieCorruptFileError(f"{path}: HFile cells carry MVCC timestamps, which Hudi never writes")
 
     # --- metadata -------------------------------------------------------------------------------
@@ -104,9 +107,6 @@ class HFileReader:
         """Every (key, value) in key order."""
         for i in range(len(self._blocks)):
             yield from self._cells(i)
-
-    def keys(self) -> Iterator[bytes]:
-        return (k for k, _ in self.items())
 
     def get(self, key: bytes) -> bytes | None:
         """The value of ``key``, reading at most the one data block the index points to."""

@@ -11,6 +11,12 @@ Two layouts differ only in the block index and block headers:
 - ``"current"`` (default): Hudi after the 2026 fixes (apache/hudi#18465, #19071, #19083): index
   entries hold the full KeyValue key with a Hadoop VInt length, and previous-block offsets point at
   the previous data block. Every reader (Hudi 1.x, HBase, hudi-rs) reads these.
+
+A data block is closed before the cell that would take it past ``block_size``, counting each cell
+as key + value + 9 bytes as Hudi's writer does (the cell really takes 21 more than key + value).
+The trailer's ``uncompressed_data_index_size`` is the data blocks' real uncompressed size: that is
+what Hudi 1.1's files hold (the fixtures have single-block files only, so the splitting rule is
+taken from Hudi's source, not checked against its files).
 """
 from __future__ import annotations
 
@@ -30,9 +36,9 @@ from .varint import encode_hadoop_vint, encode_uvarint
 
 LAYOUTS = ("current", "1.1")
 _CELL_HEAD = struct.Struct(">iiH")
-# Bytes a cell adds to its key and value: key length, value length, row length, family length,
-# timestamp, type and the MVCC byte.
-CELL_OVERHEAD = 21
+# What Hudi's writer adds to key + value when filling a block: the key and value lengths and the
+# MVCC byte (not the row length, family length, timestamp and type).
+_COUNTED_OVERHEAD = 9
 
 
 def cell_bytes(key: bytes, value: bytes) -> bytes:
@@ -98,7 +104,7 @@ def write_hfile(items: Iterable[tuple[bytes, bytes]], *, block_size: int = DEFAU
                 f"HFile keys must be strictly increasing: key {key!r} {what} the previous key {prev_key!r}")
         if len(key) > 0x7FFF:
             raise HoodieValidationError(f"HFile key {key[:40]!r}... is {len(key)} bytes; the most is 32767")
-        size = len(key) + len(value) + CELL_OVERHEAD
+        size = len(key) + len(value) + _COUNTED_OVERHEAD
         if cells and block_bytes + size > block_size:
             flush()
         if not cells:
@@ -115,6 +121,8 @@ def write_hfile(items: Iterable[tuple[bytes, bytes]], *, block_size: int = DEFAU
 
     meta_index: list[tuple[bytes, int, int]] = []
     for name, value in hashmap_order((meta_blocks or {}).items()):
+        if legacy and len(name.encode()) >= 128:
+            raise HoodieValidationError(f"meta block name {name[:40]!r}... is too long for the Hudi 1.1 layout")
         raw = encode_block(BlockType.META, bytes(value), codec)
         meta_index.append((name.encode(), offset, len(raw)))
         out.append(raw)

@@ -557,3 +557,11 @@ CLUSTERING_UPDATES_STRATEGY = define(
     "org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy",
     "What a write does with updates to file groups a pending clustering is rewriting (reject).",
     choices=("org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy",))
+
+# --- metadata table state and data skipping (table properties / read options) ---------------------
+TABLE_METADATA_PARTITIONS = define("hoodie.table.metadata.partitions", "",
+                                   "Metadata partitions built completely and kept in step (table property).")
+TABLE_METADATA_PARTITIONS_INFLIGHT = define("hoodie.table.metadata.partitions.inflight", "",
+                                            "Metadata partitions being built (table property).")
+ENABLE_DATA_SKIPPING = define("hoodie.enable.data.skipping", True,
+                              "Reads skip files whose column_stats ranges rule out the query's filters.")

@@ -450,3 +450,179 @@ def test_metadata_config_keys_and_defaults():
                              "hoodie.metadata.record.index.min.filegroup.count": "4"})
     assert legacy.get(C.METADATA_RECORD_INDEX_ENABLE) is True
     assert legacy.get(C.METADATA_RECORD_INDEX_MIN_FILE_GROUPS) == 4
+
+
+# --- real metadata tables written by Hudi ----------------------------------------------------------
+# Every value of every HFile (base files and HFile log blocks) of these tables is decoded; keys and
+# file groups are recomputed; the merged `files` partition is compared with the table directory.
+
+from pathlib import Path  # noqa: E402
+
+from hudi_engine.file_group.log_file import BlockType, delete_block_keys, hfile_block_reader, iter_log_blocks  # noqa: E402
+from hudi_engine.hfile import HFileReader  # noqa: E402
+from tests.conftest import unzip_fixture  # noqa: E402
+
+MDT_TABLES = [V9_TABLE, V8_TABLE, "sample_table/cow/v9_txns_nonpart_meta.zip",
+              "sample_table/mor/avro/v9_txns_complex_meta.zip", "sample_table/mor/avro/v9_nonpartitioned_rollback.zip",
+              "sample_table/cow/v9_timebasedkeygen_epochmillis.zip", "sample_table/cow/v9_txns_simple_overwrite.zip",
+              "quickstart_trips_table/mor/avro/v9_trips_lance.zip"]
+
+
+class StoredValue:
+    def __init__(self, source: str, key: str, data: bytes, writer_schema: str, file_group: int, order: tuple):
+        self.source, self.key, self.data, self.writer_schema = source, key, data, writer_schema
+        self.file_group, self.order = file_group, order
+
+
+class MetadataTable:
+    """The HFile values and deletes of a table's `.hoodie/metadata`, partition by partition."""
+
+    def __init__(self, base: Path):
+        self.base = base
+        self.root = base / ".hoodie" / "metadata"
+        self.partitions = sorted(p.name for p in self.root.iterdir() if p.is_dir() and p.name != ".hoodie")
+        # completion times of the metadata table's delta commits (timeline layout 2: <requested>_<completed>)
+        self.completed = {}
+        for p in (self.root / ".hoodie" / "timeline").glob("*_*.deltacommit"):
+            requested, completed = p.name.split(".")[0].split("_")
+            self.completed[requested] = completed
+
+    def file_groups(self, partition: str) -> set[int]:
+        return {keys.file_group_index_of_id(_file_id(p.name)) for p in (self.root / partition).iterdir()
+                if p.name.endswith(".hfile") or ".log." in p.name}
+
+    def entries(self, partition: str, latest_slice: bool = False):
+        """(order, StoredValue | Delete) of every stored value; ``latest_slice``: only the newest base
+        file of each file group and the log files written after it."""
+        folder = self.root / partition
+        bases = sorted(p for p in folder.iterdir() if p.name.endswith(".hfile"))
+        logs = sorted(p for p in folder.iterdir() if ".log." in p.name)
+        newest = {}
+        for p in bases:
+            fg, instant = _file_id(p.name), p.name.rsplit("_", 1)[1][:-len(".hfile")]
+            newest[fg] = max(newest.get(fg, ""), instant)
+        for p in bases:
+            fg, instant = _file_id(p.name), p.name.rsplit("_", 1)[1][:-len(".hfile")]
+            if latest_slice and instant != newest[fg]:
+                continue
+            reader = HFileReader(p.read_bytes(), path=str(p))
+            for key, value in reader.items():
+                yield StoredValue(p.name, key.decode(), value, reader.file_info["schema"].decode(),
+                                  keys.file_group_index_of_id(fg), (instant, 0, 0))
+        for p in logs:
+            fg = _file_id(p.name.lstrip("."))
+            instant = p.name.split("_", 1)[1].split(".log.")[0]
+            version = int(p.name.split(".log.")[1].split("_")[0])
+            # a log joins the newest slice when its delta commit completed after the compaction
+            # that wrote the base file was requested (Hudi 1.x slices by completion time)
+            if latest_slice and self.completed.get(instant, instant) <= newest.get(fg, ""):
+                continue
+            for i, block in enumerate(iter_log_blocks(p.read_bytes())):
+                order = (instant, version, i)
+                if block.block_type == BlockType.HFILE_DATA_BLOCK:
+                    for key, value in hfile_block_reader(block).items():
+                        yield StoredValue(p.name, key.decode(), value, block.schema,
+                                          keys.file_group_index_of_id(fg), order)
+                elif block.block_type == BlockType.DELETE_BLOCK:
+                    deleted = delete_block_keys(block)
+                    for key in deleted.column("record_key").to_pylist():
+                        yield R.Delete(key), order
+
+    def merged(self, partition: str) -> dict:
+        """Each key's value after merging the latest file slices, oldest value first."""
+        items = []
+        for entry in self.entries(partition, latest_slice=True):
+            if isinstance(entry, tuple):
+                items.append((entry[1], entry[0].key, entry[0]))
+            else:
+                items.append((entry.order, entry.key, R.decode(entry.data, entry.writer_schema, key=entry.key)))
+        out = {}
+        for _, key, value in sorted(items, key=lambda t: t[0]):
+            out[key] = merge.combine(out.get(key), value)
+        return out
+
+
+def _file_id(file_name: str) -> str:
+    """`files-0000-0_...hfile` / `files-0000-0_<instant>.log...` -> `files-0000-0`."""
+    return file_name.split("_", 1)[0]
+
+
+@pytest.fixture(scope="module", params=MDT_TABLES)
+def mdt(request, tmp_path_factory):
+    return MetadataTable(unzip_fixture(request.param, tmp_path_factory.mktemp("mdt")))
+
+
+def test_real_values_decode_and_reencode_byte_for_byte(mdt):
+    count = 0
+    record_types = {"files": {1, 2}, "column_stats": {3}, "record_index": {5}, "partition_stats": {6}}
+    for partition in mdt.partitions:
+        for value in (e for e in mdt.entries(partition) if not isinstance(e, R.Delete) and not isinstance(e, tuple)):
+            record = R.decode(value.data, value.writer_schema, key=value.key)
+            assert record["key"] == value.key
+            expected_types = record_types.get(partition, {7} if partition.startswith("secondary_index_") else set())
+            assert record["type"] in expected_types, (partition, record["type"])
+            # our schema reads Hudi's bytes alike, and writes them back identically
+            theirs = json.loads(value.writer_schema)
+            version = 9 if "valueType" in value.writer_schema else 8
+            assert fastavro.schema.to_parsing_canonical_form(theirs) == \
+                fastavro.schema.to_parsing_canonical_form(schema.metadata_record_schema(version, meta_fields=True))
+            assert R.decode(value.data, schema.metadata_record_schema(version, True), key=value.key) == record
+            raw = fastavro.schemaless_reader(__import__("io").BytesIO(value.data), fastavro.parse_schema(theirs))
+            meta = {name: raw[name] for name in schema.META_FIELDS if raw[name] is not None}
+            assert R.encode(record, table_version=version, meta=meta) == value.data
+            count += 1
+    assert count > 0
+
+
+def test_real_keys_are_recomputed(mdt):
+    merged_files = mdt.merged("files")
+    partition_of = {}
+    for key, record in merged_files.items():
+        if isinstance(record, dict) and record["type"] == 2:
+            for name in record["filesystemMetadata"]:
+                partition_of[name] = keys.partition_path_of_identifier(key)
+    for value in mdt.entries("files"):
+        if isinstance(value, StoredValue):          # every file ever listed, deleted ones included
+            record = R.decode(value.data, value.writer_schema, key=value.key)
+            if record["type"] == 2:
+                for name in record["filesystemMetadata"]:
+                    partition_of.setdefault(name, keys.partition_path_of_identifier(record["key"]))
+    checked = {"column_stats": 0, "partition_stats": 0, "record_index": 0}
+    for partition in checked:
+        if partition not in mdt.partitions:
+            continue
+        groups = len(mdt.file_groups(partition))
+        for value in mdt.entries(partition):
+            if not isinstance(value, StoredValue):
+                continue
+            record = R.decode(value.data, value.writer_schema, key=value.key)
+            if partition == "column_stats":
+                s = record["ColumnStatsMetadata"]
+                assert keys.column_stats_key(s["columnName"], partition_of[s["fileName"]], s["fileName"]) == value.key
+                assert keys.file_group_index(value.key, groups) == value.file_group
+            elif partition == "partition_stats":
+                s = record["ColumnStatsMetadata"]
+                assert keys.partition_stats_key(s["fileName"], s["columnName"]) == value.key
+            else:
+                assert keys.file_group_index(value.key, groups) == value.file_group
+                location = R.record_location_of(record)
+                assert any(name.startswith(location.file_id) or name.lstrip(".").startswith(location.file_id)
+                           for name, part in partition_of.items() if part == location.partition)
+            checked[partition] += 1
+    assert sum(checked.values()) > 0
+
+
+def test_real_files_partition_lists_the_table(mdt):
+    merged = mdt.merged("files")
+    listing = merged[keys.ALL_PARTITIONS_KEY]
+    partitions = R.partitions_of(listing)
+    for partition in partitions:
+        record = merged.get(keys.files_key(partition))
+        listed = R.files_of(record) if merge.is_live(record) else {}
+        folder = mdt.base / partition if partition else mdt.base
+        on_disk = {p.name: p.stat().st_size for p in folder.iterdir()
+                   if p.is_file() and not p.name.startswith(".hoodie_partition_metadata")}
+        assert listed == on_disk, partition
+    data_dirs = {str(p.parent.relative_to(mdt.base)) for p in mdt.base.rglob(".hoodie_partition_metadata*")
+                 if ".hoodie" not in p.parent.relative_to(mdt.base).parts}
+    assert {p or "." for p in partitions} == data_dirs

@@ -272,11 +272,17 @@ def record_location_of(record: dict, tz=None) -> RecordLocation:
 # --- encoding ------------------------------------------------------------------------------------
 
 def encode(record: dict, *, table_version: int = LATEST_TABLE_VERSION, meta_fields: bool = True,
-           keep_key: bool = False) -> bytes:
-    """Schemaless Avro of ``record`` as Hudi stores HFile values: with the (null) ``_hoodie_*``
-    columns and an empty ``key`` unless told otherwise."""
+           keep_key: bool = False, meta: Mapping[str, str] | None = None) -> bytes:
+    """Schemaless Avro of ``record`` as Hudi stores HFile values: with the ``_hoodie_*`` columns
+    (null, or as ``meta`` gives them: Hudi's base files set ``_hoodie_file_name``) and an empty
+    ``key`` unless told otherwise."""
     out = io.BytesIO()
     value = dict(record) if keep_key else {**record, "key": ""}
+    if meta:
+        unknown = set(meta) - set(META_FIELDS)
+        if unknown or not meta_fields:
+            raise ValueError(f"not meta columns of this layout: {sorted(unknown) or sorted(meta)}")
+        value.update(meta)
     fastavro.schemaless_writer(out, parsed_schema(table_version, meta_fields), value)
     return out.getvalue()
 

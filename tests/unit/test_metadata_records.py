@@ -676,3 +676,49 @@ def test_parquet_column_ranges_fold_row_groups(tmp_path):
     assert [r.column for r in stats.parquet_column_ranges(footer, ["s", "a", "zz"])] == ["s", "a"]
     recs = stats.column_stats_records("p", "f.parquet", [a])
     assert recs[0]["key"] == keys.column_stats_key("a", "p", "f.parquet")
+
+
+def test_secondary_index_keys():
+    key = keys.secondary_index_key("a$b\\c", "r$1")
+    assert key == "a\\$b\\\\c$r\\$1"
+    assert keys.split_secondary_index_key(key) == ("a$b\\c", "r$1")
+    assert keys.secondary_index_key(None, "x") == "\0$x" and keys.split_secondary_index_key("\0$x") == (None, "x")
+    assert keys.secondary_index_file_group(key, 10) == keys.file_group_index("a\\$b\\\\c$", 10)
+    assert keys.secondary_index_file_group(key, 10, index_version=1) == keys.file_group_index(key, 10)
+    with pytest.raises(ValueError):
+        keys.split_secondary_index_key("no-separator")
+    rec = R.secondary_index_record("Amazon", "TXN-001")
+    assert rec["key"] == "Amazon$TXN-001" and rec["type"] == 7
+    _round_trip(rec)
+    tomb = R.secondary_index_record("Amazon", "TXN-001", is_deleted=True)
+    assert merge.combine(rec, tomb) == tomb and not merge.is_live(tomb)
+
+
+def test_partition_stats_record():
+    rec = R.partition_stats_record("region=us", "amount", arrow_type=pa.decimal128(15, 2),
+                                   min_value=decimal.Decimal("1.00"), max_value=decimal.Decimal("2.50"), value_count=3)
+    assert rec["key"] == keys.partition_stats_key("region=us", "amount") and rec["type"] == 6
+    assert rec["ColumnStatsMetadata"]["fileName"] == "region=us"
+    _round_trip(rec)
+    merged = merge.combine(rec, R.partition_stats_record("region=us", "amount", arrow_type=pa.decimal128(15, 2),
+                                                         min_value=decimal.Decimal("0.10"), max_value=decimal.Decimal("2"),
+                                                         value_count=1))
+    assert R.column_stats_of(merged).min_value == decimal.Decimal("0.10") and R.column_stats_of(merged).value_count == 4
+
+
+def test_real_secondary_index_file_groups(mdt):
+    definitions = {}
+    index_json = mdt.base / ".hoodie" / ".index_defs" / "index.json"
+    if index_json.exists():
+        definitions = json.loads(index_json.read_text())["indexDefinitions"]
+    partitions = [p for p in mdt.partitions if p.startswith("secondary_index_")]
+    if not partitions:
+        pytest.skip("no secondary index")
+    for partition in partitions:
+        version = 2 if definitions.get(partition, {}).get("version") == "V2" else 1
+        groups = len(mdt.file_groups(partition))
+        for value in mdt.entries(partition):
+            if isinstance(value, StoredValue):
+                assert keys.secondary_index_file_group(value.key, groups, version) == value.file_group
+                secondary, record_key = keys.split_secondary_index_key(value.key)
+                assert keys.secondary_index_key(secondary, record_key) == value.key

@@ -16,6 +16,7 @@ import io
 import json
 import uuid
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterable, Mapping
 from zoneinfo import ZoneInfo
 
@@ -269,6 +270,28 @@ def record_location_of(record: dict, tz=None) -> RecordLocation:
                           info.get("position"))
 
 
+# --- partition stats and secondary index -----------------------------------------------------------
+
+def partition_stats_record(partition: str, column: str, *, arrow_type: pa.DataType, min_value=None,
+                           max_value=None, null_count: int = 0, value_count: int = 0, total_size: int = 0,
+                           total_uncompressed_size: int = 0, is_deleted: bool = False,
+                           is_tight_bound: bool = False, table_version: int = LATEST_TABLE_VERSION) -> dict:
+    """``createPartitionStatsRecords``: one column's range over a whole data partition (``fileName``
+    holds the partition path)."""
+    record = column_stats_record(partition, partition or ".", column, arrow_type=arrow_type, min_value=min_value,
+                                 max_value=max_value, null_count=null_count, value_count=value_count,
+                                 total_size=total_size, total_uncompressed_size=total_uncompressed_size,
+                                 is_deleted=is_deleted, is_tight_bound=is_tight_bound, table_version=table_version)
+    record["ColumnStatsMetadata"]["fileName"] = partition
+    return {**record, "key": k.partition_stats_key(partition, column), "type": k.PARTITION_STATS.record_type}
+
+
+def secondary_index_record(secondary_key: str | None, record_key: str, is_deleted: bool = False) -> dict:
+    """``createSecondaryIndexRecord``: key ``<secondary key>$<record key>`` (escaped)."""
+    return _record(k.secondary_index_key(secondary_key, record_key), k.SECONDARY_INDEX.record_type,
+                   SecondaryIndexMetadata={"isDeleted": is_deleted})
+
+
 # --- encoding ------------------------------------------------------------------------------------
 
 def encode(record: dict, *, table_version: int = LATEST_TABLE_VERSION, meta_fields: bool = True,
@@ -287,6 +310,11 @@ def encode(record: dict, *, table_version: int = LATEST_TABLE_VERSION, meta_fiel
     return out.getvalue()
 
 
+@lru_cache(maxsize=64)
+def _parsed_json(text: str):
+    return fastavro.parse_schema(json.loads(text))
+
+
 def decode(data: bytes, writer_schema=None, key: str | None = None) -> dict:
     """A record back from :func:`encode`'s bytes, or from Hudi's: ``writer_schema`` is the schema the
     bytes were written with (a dict, JSON text, or ``None`` for :func:`encode`'s default), ``key``
@@ -294,9 +322,10 @@ def decode(data: bytes, writer_schema=None, key: str | None = None) -> dict:
     lacked come back with their defaults."""
     if writer_schema is None:
         writer = parsed_schema(LATEST_TABLE_VERSION, True)
+    elif isinstance(writer_schema, (str, bytes)):
+        writer = _parsed_json(writer_schema if isinstance(writer_schema, str) else writer_schema.decode("utf-8"))
     else:
-        writer = fastavro.parse_schema(json.loads(writer_schema) if isinstance(writer_schema, (str, bytes))
-                                       else writer_schema)
+        writer = fastavro.parse_schema(writer_schema)
     record = fastavro.schemaless_reader(io.BytesIO(data), writer, parsed_schema(LATEST_TABLE_VERSION, False),
                                         return_record_name=True, return_record_name_override=True)
     for name in META_FIELDS:

@@ -282,6 +282,13 @@ def test_column_stats_values_hudi_1_0():
     name, body = dec["minValue"]
     assert name == values.DECIMAL_W
     assert int.from_bytes(body["value"], "big", signed=True) == -128 * 10 ** 13       # upcast to scale 15
+    rec = R.column_stats_record("p", "f.parquet", "d", arrow_type=pa.decimal128(10, 2), min_value=decimal.Decimal("-1.28"),
+                                max_value=decimal.Decimal("12.50"), table_version=8)
+    back = R.decode(R.encode(rec, table_version=8), schema.metadata_record_schema(8, True), key=rec["key"])
+    assert back["ColumnStatsMetadata"].pop("valueType") is None and back == rec         # wrappers stay raw bytes
+    assert R.column_stats_of(back).min_value == decimal.Decimal("-1.28")
+    assert values.unwrap((values.TIME_MICROS_W, {"value": 3_600_000_001})) == dt.time(1, 0, 0, 1)
+    assert values.unwrap((values.TIMESTAMP_MICROS_W, {"value": 1})) == dt.datetime(1970, 1, 1, 0, 0, 0, 1, dt.timezone.utc)
     date = R.column_stats_record("p", "f.parquet", "d", arrow_type=pa.date32(), min_value=dt.date(1970, 1, 2),
                                  max_value=dt.date(1970, 1, 3), table_version=8)
     assert date["ColumnStatsMetadata"]["minValue"] == (values.DATE_W, {"value": 1})
@@ -722,3 +729,25 @@ def test_real_secondary_index_file_groups(mdt):
                 assert keys.secondary_index_file_group(value.key, groups, version) == value.file_group
                 secondary, record_key = keys.split_secondary_index_key(value.key)
                 assert keys.secondary_index_key(secondary, record_key) == value.key
+
+
+def test_real_record_index_locations(mdt):
+    """Every record-index entry points at a data file of its partition whose file id and commit time
+    it names. The instant is stored as epoch millis in the writer's LOCAL zone: these tables were
+    written in UTC (the 1.0 one) or US Central time (the 1.1 ones)."""
+    if "record_index" not in mdt.partitions:
+        pytest.skip("no record index")
+    data_files = [p for p in mdt.base.rglob("*") if p.is_file() and ".hoodie" not in p.relative_to(mdt.base).parts]
+    entries = [r for r in mdt.merged("record_index").values() if merge.is_live(r)]
+    assert entries
+
+    def all_found(tz):
+        for record in entries:
+            loc = R.record_location_of(record, tz=tz)
+            folder = mdt.base / loc.partition if loc.partition else mdt.base
+            if not any(p.parent == folder and p.name.lstrip(".").startswith(loc.file_id) and loc.instant_time in p.name
+                       for p in data_files):
+                return False
+        return True
+
+    assert any(all_found(tz) for tz in ("UTC", "America/Chicago"))

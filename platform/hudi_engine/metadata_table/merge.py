@@ -22,7 +22,7 @@ from typing import Iterable
 
 from . import keys as k
 from .records import Delete
-from .values import VALUE_TYPES, ValueType, unwrap, wrap
+from .values import DATE_W, DECIMAL_W, LOCAL_DATE_W, TIMESTAMP_MICROS_W, VALUE_TYPES, ValueType, unwrap, wrap
 
 Value = dict | Delete | None
 
@@ -109,7 +109,6 @@ def _rewrap(value, like, vt_avro):
     name, body = like
     if isinstance(body.get("value"), (bytes, int)) and not isinstance(value, (bytes, int)):
         # a logical value (date, decimal, timestamp) back into its V1 wrapper's primitive
-        from .values import DATE_W, DECIMAL_W, LOCAL_DATE_W, TIMESTAMP_MICROS_W
         vt = {DATE_W: ValueType("DATE"), LOCAL_DATE_W: ValueType("DATE"),
               DECIMAL_W: ValueType("DECIMAL", "30,15"),
               TIMESTAMP_MICROS_W: ValueType("TIMESTAMP_MICROS")}.get(name)

@@ -25,8 +25,8 @@ import pyarrow as pa
 
 from ..timeline.instant import parse_instant_time
 from . import keys as k
-from .schema import LATEST_TABLE_VERSION, META_FIELDS, parsed_schema
-from .values import ValueType, unwrap, value_type_of, wrap
+from .schema import LATEST_TABLE_VERSION, META_FIELDS, parsed_schema, without_logical_types
+from .values import VALUE_TYPES, ValueType, unwrap, value_type_of, wrap
 
 FILE_ID_ENCODING_UUID, FILE_ID_ENCODING_RAW = 0, 1
 MISSING_FILE_INDEX = -1
@@ -141,7 +141,6 @@ def column_stats_of(record: dict) -> ColumnStats:
     vt_avro = s.get("valueType")
     vt = None
     if vt_avro is not None:
-        from .values import VALUE_TYPES
         vt = ValueType(VALUE_TYPES[vt_avro["typeOrdinal"]], vt_avro.get("additionalInfo"))
     return ColumnStats(s["fileName"], s["columnName"], unwrap(s["minValue"], vt_avro), unwrap(s["maxValue"], vt_avro),
                        s["nullCount"], s["valueCount"], s["totalSize"], s["totalUncompressedSize"],
@@ -312,7 +311,7 @@ def encode(record: dict, *, table_version: int = LATEST_TABLE_VERSION, meta_fiel
 
 @lru_cache(maxsize=64)
 def _parsed_json(text: str):
-    return fastavro.parse_schema(json.loads(text))
+    return fastavro.parse_schema(without_logical_types(json.loads(text)))
 
 
 def decode(data: bytes, writer_schema=None, key: str | None = None) -> dict:
@@ -321,12 +320,12 @@ def decode(data: bytes, writer_schema=None, key: str | None = None) -> dict:
     the HFile key to restore an emptied ``key``. Meta columns are dropped; fields a 1.0 writer
     lacked come back with their defaults."""
     if writer_schema is None:
-        writer = parsed_schema(LATEST_TABLE_VERSION, True)
+        writer = parsed_schema(LATEST_TABLE_VERSION, True, logical=False)
     elif isinstance(writer_schema, (str, bytes)):
         writer = _parsed_json(writer_schema if isinstance(writer_schema, str) else writer_schema.decode("utf-8"))
     else:
-        writer = fastavro.parse_schema(writer_schema)
-    record = fastavro.schemaless_reader(io.BytesIO(data), writer, parsed_schema(LATEST_TABLE_VERSION, False),
+        writer = fastavro.parse_schema(without_logical_types(writer_schema))
+    record = fastavro.schemaless_reader(io.BytesIO(data), writer, parsed_schema(LATEST_TABLE_VERSION, False, logical=False),
                                         return_record_name=True, return_record_name_override=True)
     for name in META_FIELDS:
         record.pop(name, None)

@@ -751,3 +751,34 @@ def test_real_record_index_locations(mdt):
         return True
 
     assert any(all_found(tz) for tz in ("UTC", "America/Chicago"))
+
+
+def test_java_map_order():
+    assert R.table_size_for(0) == 1 and R.table_size_for(3) == 4 and R.table_size_for(16) == 16
+    assert R.default_map_capacity(12) == 16 and R.default_map_capacity(13) == 32
+    # "Aa" and "BB" share a hash (2112): one bucket, insertion order; "a" (97) lands in bucket 1 of 16
+    assert list(R.java_map_order([("a", 1), ("BB", 2), ("Aa", 3)], 16)) == ["BB", "Aa", "a"]
+    assert list(R.java_map_order([("a", 1), ("Aa", 3), ("BB", 2)], 16)) == ["Aa", "BB", "a"]
+    assert list(R.files_record("p", {"b": 1, "a": 2})["filesystemMetadata"]) == ["b", "a"]   # 98, 97 in 2 buckets
+
+
+def test_real_files_records_rebuilt_byte_for_byte(mdt):
+    """Each file-list record of the HFile log blocks, rebuilt from its entries (in Hudi's order),
+    encodes to Hudi's bytes: the map follows Java's HashMap iteration order."""
+    rebuilt = 0
+    for value in mdt.entries("files"):
+        if not isinstance(value, StoredValue) or value.source.endswith(".hfile"):
+            continue
+        record = R.decode(value.data, value.writer_schema, key=value.key)
+        listing = record["filesystemMetadata"]
+        if record["type"] == 2:
+            again = R.files_record(keys.partition_path_of_identifier(record["key"]),
+                                   {n: i["size"] for n, i in listing.items() if not i["isDeleted"]},
+                                   [n for n, i in listing.items() if i["isDeleted"]])
+        else:
+            live = [keys.partition_path_of_identifier(p) for p, i in listing.items() if not i["isDeleted"]]
+            again = R.partition_list_record(live) if len(live) == len(listing) else record
+        version = 9 if "valueType" in value.writer_schema else 8
+        assert R.encode(again, table_version=version) == R.encode(record, table_version=version)
+        rebuilt += 1
+    assert rebuilt > 0

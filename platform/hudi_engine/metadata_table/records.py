@@ -48,11 +48,44 @@ def _record(key: str, record_type: int, **members) -> dict:
 
 
 # --- files partition ----------------------------------------------------------------------------
+# Hudi fills the files maps into java.util.HashMaps and Avro writes them in the map's iteration
+# order: by bucket (the spread String.hashCode masked by the table size), insertion order within a
+# bucket. Ordering the dicts the same way makes the encoded bytes Hudi's.
+
+def table_size_for(n: int) -> int:
+    """``HashMap.tableSizeFor``: the power of two >= ``n`` (at least 1)."""
+    size = 1
+    while size < n:
+        size *= 2
+    return size
+
+
+def java_map_order(items: Iterable[tuple[str, object]], capacity: int) -> dict:
+    """``items`` (insertion order; a repeated key keeps its place) as a HashMap of ``capacity``
+    buckets iterates them."""
+    entries = dict(items)
+
+    def bucket(key: str) -> int:
+        h = k.java_string_hash(key) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    order = sorted(enumerate(entries), key=lambda pair: (bucket(pair[1]), pair[0]))
+    return {key: entries[key] for _, key in order}
+
+
+def default_map_capacity(size: int, capacity: int = 16) -> int:
+    """Buckets of a ``new HashMap<>()`` (or one that started at ``capacity``) after ``size`` puts."""
+    while size > capacity * 3 // 4:
+        capacity *= 2
+    return capacity
+
+
 
 def partition_list_record(partitions: Iterable[str], is_deleted: bool = False) -> dict:
     """``createPartitionListRecord``: the ``__all_partitions__`` record naming (or, with
     ``is_deleted``, dropping) data partitions; each maps to ``{size: 0, isDeleted}``."""
     listing = {k.partition_identifier(p): {"size": 0, "isDeleted": is_deleted} for p in partitions}
+    listing = java_map_order(listing.items(), default_map_capacity(len(listing)))
     return _record(k.ALL_PARTITIONS_KEY, k.ALL_PARTITIONS.record_type, filesystemMetadata=listing)
 
 
@@ -62,6 +95,7 @@ def files_record(partition: str, added: Mapping[str, int] | None = None,
     data partition; a deletion wins over an addition of the same name, as in Hudi's map."""
     listing = {name: {"size": int(size), "isDeleted": False} for name, size in (added or {}).items()}
     listing.update({name: {"size": 0, "isDeleted": True} for name in deleted})
+    listing = java_map_order(listing.items(), table_size_for(len(listing)))     # new HashMap<>(size, 1)
     return _record(k.files_key(partition), k.FILES.record_type, filesystemMetadata=listing)
 
 

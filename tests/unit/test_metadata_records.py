@@ -157,6 +157,8 @@ def test_file_group_index_is_javas_formula():
         java_abs = lambda v: v if v == -2**31 else abs(v)
         rem = abs(java_abs(h)) % 7 * (1 if java_abs(h) >= 0 else -1)
         assert keys.file_group_index(key, 7) == java_abs(rem)
+    many = ["TXN-001", "7a84095f-737f-40bc-b62f-6b69664712d2", "é", "\U0001F600", "Aa", "polygenelubricants"]
+    assert keys.file_group_indexes(pa.array(many), 7).tolist() == [keys.file_group_index(x, 7) for x in many]
     with pytest.raises(ValueError):
         keys.file_group_index("a", 0)
 

@@ -156,3 +156,62 @@ def file_group_index_of_id(file_id: str) -> int:
     """``getFileGroupIndexFromFileId``: the ``NNNN`` of ``<prefix>NNNN-<n>``."""
     head = file_id.rsplit("-", 1)[0]
     return int(head.rsplit("-", 1)[1])
+
+
+# --- secondary index ("<secondary key>$<record key>", SecondaryIndexKeyUtils) ----------------------
+_SEPARATOR, _ESCAPE, _NULL = "$", "\\", "\0"
+
+
+def escape_secondary_key_part(value: str | None) -> str:
+    """``escapeSpecialChars``: ``\\``, ``$`` and NUL get a ``\\`` in front; ``None`` becomes NUL."""
+    if value is None:
+        return _NULL
+    return "".join(_ESCAPE + c if c in (_ESCAPE, _SEPARATOR, _NULL) else c for c in value)
+
+
+def unescape_secondary_key_part(value: str) -> str | None:
+    """``unescapeSpecialChars``: the inverse of :func:`escape_secondary_key_part`."""
+    if value == _NULL:
+        return None
+    out, escaped = [], False
+    for c in value:
+        if escaped:
+            out.append(c)
+            escaped = False
+        elif c == _ESCAPE:
+            escaped = True
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def secondary_index_key(secondary_key: str | None, record_key: str) -> str:
+    """``constructSecondaryIndexKey``: escaped secondary key, ``$``, escaped record key."""
+    return escape_secondary_key_part(secondary_key) + _SEPARATOR + escape_secondary_key_part(record_key)
+
+
+def _separator_position(key: str) -> int:
+    escaped = False
+    for i, c in enumerate(key):
+        if c == _ESCAPE and not escaped:
+            escaped = True
+        elif c == _SEPARATOR and not escaped:
+            return i
+        else:
+            escaped = False
+    raise ValueError(f"invalid secondary index key {key!r}: no unescaped '$'")
+
+
+def split_secondary_index_key(key: str) -> tuple[str | None, str | None]:
+    """(secondary key, record key) of a secondary-index key."""
+    i = _separator_position(key)
+    return unescape_secondary_key_part(key[:i]), unescape_secondary_key_part(key[i + 1:])
+
+
+def secondary_index_file_group(key: str, num_file_groups: int, index_version: int = 2) -> int:
+    """File group of a secondary-index key. Index version 2 (Hudi 1.1) hashes the escaped secondary
+    key with its ``$`` so all entries of one secondary key share a file group; version 1 (Hudi 1.0)
+    hashes the whole key."""
+    if index_version >= 2:
+        key = key[:_separator_position(key) + 1]
+    return file_group_index(key, num_file_groups)

@@ -21,8 +21,8 @@ from __future__ import annotations
 from typing import Iterable
 
 from . import keys as k
-from .records import Delete
-from .values import VALUE_TYPES, ValueType, unwrap, wrap
+from .records import Delete, default_map_capacity, java_map_order, table_size_for
+from .values import DATE_W, DECIMAL_W, LOCAL_DATE_W, TIMESTAMP_MICROS_W, VALUE_TYPES, ValueType, unwrap, wrap
 
 Value = dict | Delete | None
 
@@ -55,8 +55,11 @@ def merge(values: Iterable[Value]) -> Value:
 
 
 def combine_file_listings(older: dict, newer: dict) -> dict:
-    """``combineFileSystemMetadata``."""
+    """``combineFileSystemMetadata`` (entries in the iteration order of Hudi's resulting HashMap)."""
     combined = dict(older["filesystemMetadata"] or {})
+    # new HashMap<>() then putAll(older): sized for the older map, doubling past a 0.75 load
+    capacity = table_size_for(int(len(combined) / 0.75 + 1.0)) if combined else 16
+    size = len(combined)
     listing = newer["filesystemMetadata"] or {}
     if newer["type"] == k.FILES.record_type:
         for name, info in listing.items():
@@ -66,14 +69,17 @@ def combine_file_listings(older: dict, newer: dict) -> dict:
         previous = combined.get(name)
         if previous is None:
             combined[name] = info
+            size += 1
+            capacity = default_map_capacity(size, capacity)
         elif info["isDeleted"]:
             if previous["isDeleted"]:
                 combined[name] = info                  # deleted twice: the tombstone stays
             else:
                 del combined[name]
+                size -= 1
         else:
             combined[name] = {"size": max(info["size"], previous["size"]), "isDeleted": False}
-    return combined
+    return java_map_order(combined.items(), capacity)
 
 
 def combine_column_stats(older: dict, newer: dict) -> dict:
@@ -109,7 +115,6 @@ def _rewrap(value, like, vt_avro):
     name, body = like
     if isinstance(body.get("value"), (bytes, int)) and not isinstance(value, (bytes, int)):
         # a logical value (date, decimal, timestamp) back into its V1 wrapper's primitive
-        from .values import DATE_W, DECIMAL_W, LOCAL_DATE_W, TIMESTAMP_MICROS_W
         vt = {DATE_W: ValueType("DATE"), LOCAL_DATE_W: ValueType("DATE"),
               DECIMAL_W: ValueType("DECIMAL", "30,15"),
               TIMESTAMP_MICROS_W: ValueType("TIMESTAMP_MICROS")}.get(name)

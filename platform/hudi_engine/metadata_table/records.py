@@ -16,6 +16,7 @@ import io
 import json
 import uuid
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterable, Mapping
 from zoneinfo import ZoneInfo
 
@@ -24,8 +25,8 @@ import pyarrow as pa
 
 from ..timeline.instant import parse_instant_time
 from . import keys as k
-from .schema import LATEST_TABLE_VERSION, META_FIELDS, parsed_schema
-from .values import ValueType, unwrap, value_type_of, wrap
+from .schema import LATEST_TABLE_VERSION, META_FIELDS, parsed_schema, without_logical_types
+from .values import VALUE_TYPES, ValueType, unwrap, value_type_of, wrap
 
 FILE_ID_ENCODING_UUID, FILE_ID_ENCODING_RAW = 0, 1
 MISSING_FILE_INDEX = -1
@@ -47,11 +48,44 @@ def _record(key: str, record_type: int, **members) -> dict:
 
 
 # --- files partition ----------------------------------------------------------------------------
+# Hudi fills the files maps into java.util.HashMaps and Avro writes them in the map's iteration
+# order: by bucket (the spread String.hashCode masked by the table size), insertion order within a
+# bucket. Ordering the dicts the same way makes the encoded bytes Hudi's.
+
+def table_size_for(n: int) -> int:
+    """``HashMap.tableSizeFor``: the power of two >= ``n`` (at least 1)."""
+    size = 1
+    while size < n:
+        size *= 2
+    return size
+
+
+def java_map_order(items: Iterable[tuple[str, object]], capacity: int) -> dict:
+    """``items`` (insertion order; a repeated key keeps its place) as a HashMap of ``capacity``
+    buckets iterates them."""
+    entries = dict(items)
+
+    def bucket(key: str) -> int:
+        h = k.java_string_hash(key) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    order = sorted(enumerate(entries), key=lambda pair: (bucket(pair[1]), pair[0]))
+    return {key: entries[key] for _, key in order}
+
+
+def default_map_capacity(size: int, capacity: int = 16) -> int:
+    """Buckets of a ``new HashMap<>()`` (or one that started at ``capacity``) after ``size`` puts."""
+    while size > capacity * 3 // 4:
+        capacity *= 2
+    return capacity
+
+
 
 def partition_list_record(partitions: Iterable[str], is_deleted: bool = False) -> dict:
     """``createPartitionListRecord``: the ``__all_partitions__`` record naming (or, with
     ``is_deleted``, dropping) data partitions; each maps to ``{size: 0, isDeleted}``."""
     listing = {k.partition_identifier(p): {"size": 0, "isDeleted": is_deleted} for p in partitions}
+    listing = java_map_order(listing.items(), default_map_capacity(len(listing)))
     return _record(k.ALL_PARTITIONS_KEY, k.ALL_PARTITIONS.record_type, filesystemMetadata=listing)
 
 
@@ -61,6 +95,7 @@ def files_record(partition: str, added: Mapping[str, int] | None = None,
     data partition; a deletion wins over an addition of the same name, as in Hudi's map."""
     listing = {name: {"size": int(size), "isDeleted": False} for name, size in (added or {}).items()}
     listing.update({name: {"size": 0, "isDeleted": True} for name in deleted})
+    listing = java_map_order(listing.items(), table_size_for(len(listing)))     # new HashMap<>(size, 1)
     return _record(k.files_key(partition), k.FILES.record_type, filesystemMetadata=listing)
 
 
@@ -140,7 +175,6 @@ def column_stats_of(record: dict) -> ColumnStats:
     vt_avro = s.get("valueType")
     vt = None
     if vt_avro is not None:
-        from .values import VALUE_TYPES
         vt = ValueType(VALUE_TYPES[vt_avro["typeOrdinal"]], vt_avro.get("additionalInfo"))
     return ColumnStats(s["fileName"], s["columnName"], unwrap(s["minValue"], vt_avro), unwrap(s["maxValue"], vt_avro),
                        s["nullCount"], s["valueCount"], s["totalSize"], s["totalUncompressedSize"],
@@ -269,16 +303,49 @@ def record_location_of(record: dict, tz=None) -> RecordLocation:
                           info.get("position"))
 
 
+# --- partition stats and secondary index -----------------------------------------------------------
+
+def partition_stats_record(partition: str, column: str, *, arrow_type: pa.DataType, min_value=None,
+                           max_value=None, null_count: int = 0, value_count: int = 0, total_size: int = 0,
+                           total_uncompressed_size: int = 0, is_deleted: bool = False,
+                           is_tight_bound: bool = False, table_version: int = LATEST_TABLE_VERSION) -> dict:
+    """``createPartitionStatsRecords``: one column's range over a whole data partition (``fileName``
+    holds the partition path)."""
+    record = column_stats_record(partition, partition or ".", column, arrow_type=arrow_type, min_value=min_value,
+                                 max_value=max_value, null_count=null_count, value_count=value_count,
+                                 total_size=total_size, total_uncompressed_size=total_uncompressed_size,
+                                 is_deleted=is_deleted, is_tight_bound=is_tight_bound, table_version=table_version)
+    record["ColumnStatsMetadata"]["fileName"] = partition
+    return {**record, "key": k.partition_stats_key(partition, column), "type": k.PARTITION_STATS.record_type}
+
+
+def secondary_index_record(secondary_key: str | None, record_key: str, is_deleted: bool = False) -> dict:
+    """``createSecondaryIndexRecord``: key ``<secondary key>$<record key>`` (escaped)."""
+    return _record(k.secondary_index_key(secondary_key, record_key), k.SECONDARY_INDEX.record_type,
+                   SecondaryIndexMetadata={"isDeleted": is_deleted})
+
+
 # --- encoding ------------------------------------------------------------------------------------
 
 def encode(record: dict, *, table_version: int = LATEST_TABLE_VERSION, meta_fields: bool = True,
-           keep_key: bool = False) -> bytes:
-    """Schemaless Avro of ``record`` as Hudi stores HFile values: with the (null) ``_hoodie_*``
-    columns and an empty ``key`` unless told otherwise."""
+           keep_key: bool = False, meta: Mapping[str, str] | None = None) -> bytes:
+    """Schemaless Avro of ``record`` as Hudi stores HFile values: with the ``_hoodie_*`` columns
+    (null, or as ``meta`` gives them: Hudi's base files set ``_hoodie_file_name``) and an empty
+    ``key`` unless told otherwise."""
     out = io.BytesIO()
     value = dict(record) if keep_key else {**record, "key": ""}
+    if meta:
+        unknown = set(meta) - set(META_FIELDS)
+        if unknown or not meta_fields:
+            raise ValueError(f"not meta columns of this layout: {sorted(unknown) or sorted(meta)}")
+        value.update(meta)
     fastavro.schemaless_writer(out, parsed_schema(table_version, meta_fields), value)
     return out.getvalue()
+
+
+@lru_cache(maxsize=64)
+def _parsed_json(text: str):
+    return fastavro.parse_schema(without_logical_types(json.loads(text)))
 
 
 def decode(data: bytes, writer_schema=None, key: str | None = None) -> dict:
@@ -287,11 +354,12 @@ def decode(data: bytes, writer_schema=None, key: str | None = None) -> dict:
     the HFile key to restore an emptied ``key``. Meta columns are dropped; fields a 1.0 writer
     lacked come back with their defaults."""
     if writer_schema is None:
-        writer = parsed_schema(LATEST_TABLE_VERSION, True)
+        writer = parsed_schema(LATEST_TABLE_VERSION, True, logical=False)
+    elif isinstance(writer_schema, (str, bytes)):
+        writer = _parsed_json(writer_schema if isinstance(writer_schema, str) else writer_schema.decode("utf-8"))
     else:
-        writer = fastavro.parse_schema(json.loads(writer_schema) if isinstance(writer_schema, (str, bytes))
-                                       else writer_schema)
-    record = fastavro.schemaless_reader(io.BytesIO(data), writer, parsed_schema(LATEST_TABLE_VERSION, False),
+        writer = fastavro.parse_schema(without_logical_types(writer_schema))
+    record = fastavro.schemaless_reader(io.BytesIO(data), writer, parsed_schema(LATEST_TABLE_VERSION, False, logical=False),
                                         return_record_name=True, return_record_name_override=True)
     for name in META_FIELDS:
         record.pop(name, None)

@@ -177,10 +177,23 @@ def metadata_record_schema(table_version: int = LATEST_TABLE_VERSION, meta_field
     return _build(min(table_version, LATEST_TABLE_VERSION), meta_fields)
 
 
+def without_logical_types(schema):
+    """A copy of a schema without ``logicalType`` annotations. Decoding through it keeps wrapper
+    values as stored (decimal wrappers as bytes, time-micros as longs), as Hudi's generated Avro
+    classes see them and as the builders produce them."""
+    if isinstance(schema, dict):
+        return {k: without_logical_types(v) for k, v in schema.items() if k != "logicalType"}
+    if isinstance(schema, list):
+        return [without_logical_types(v) for v in schema]
+    return schema
+
+
 @lru_cache(maxsize=None)
-def parsed_schema(table_version: int = LATEST_TABLE_VERSION, meta_fields: bool = False):
-    """:func:`metadata_record_schema`, parsed once by fastavro."""
-    return fastavro.parse_schema(metadata_record_schema(table_version, meta_fields))
+def parsed_schema(table_version: int = LATEST_TABLE_VERSION, meta_fields: bool = False, logical: bool = True):
+    """:func:`metadata_record_schema`, parsed once by fastavro (``logical=False``: see
+    :func:`without_logical_types`)."""
+    plain = metadata_record_schema(table_version, meta_fields)
+    return fastavro.parse_schema(plain if logical else without_logical_types(plain))
 
 
 METADATA_RECORD_SCHEMA = metadata_record_schema()

@@ -111,7 +111,7 @@ def _unscaled(value, scale: int) -> int:
     return int(scaled)
 
 
-def _epoch_units(value, per_second: int, local: bool) -> int:
+def _epoch_units(value, per_second: int) -> int:
     """An instant (aware, or naive = UTC wall time) as an integer count of 1/per_second seconds."""
     if isinstance(value, int):
         return value
@@ -155,7 +155,7 @@ def primitive_of(value, vt: ValueType):
         return _time_units(value, 1_000_000)
     if name.endswith(("TIMESTAMP_MILLIS", "TIMESTAMP_MICROS", "TIMESTAMP_NANOS")):
         per_second = {"MILLIS": 1_000, "MICROS": 1_000_000, "NANOS": 1_000_000_000}[name.rsplit("_", 1)[1]]
-        return _epoch_units(value, per_second, name.startswith("LOCAL_"))
+        return _epoch_units(value, per_second)
     if name in ("STRING", "UUID"):
         return value.decode("utf-8") if isinstance(value, bytes) else str(value)
     if name in ("BYTES", "FIXED"):
@@ -188,10 +188,7 @@ def _wrap_v1(value, vt: ValueType):
         return (DECIMAL_W, {"value": java_unscaled_bytes(unscaled)})
     if name == "DATE":
         return (DATE_W, {"value": _days(value)})
-    primitive = primitive_of(value, vt)
-    if name in ("TIME_MILLIS",):
-        return (INT_W, {"value": primitive})
-    return (_PRIMITIVE_WRAPPER[name], {"value": primitive})
+    return (_PRIMITIVE_WRAPPER[name], {"value": primitive_of(value, vt)})
 
 
 def unwrap(wrapped, value_type: dict | None = None):
@@ -211,6 +208,8 @@ def unwrap(wrapped, value_type: dict | None = None):
         return decimal.Decimal(int.from_bytes(raw, "big", signed=True)).scaleb(-DECIMAL_WRAPPER_SCALE)
     if name == TIMESTAMP_MICROS_W and isinstance(raw, int):
         return _EPOCH + _dt.timedelta(microseconds=raw)
+    if name == TIME_MICROS_W and isinstance(raw, int):
+        return (_dt.datetime.min + _dt.timedelta(microseconds=raw)).time()
     return raw
 
 

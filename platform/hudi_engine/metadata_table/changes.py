@@ -14,10 +14,10 @@ import pyarrow.parquet as pq
 from ..bloom import FOOTER_KEY, TYPE_CODE_KEY
 from ..file_group.naming import parse_base_file_name
 from ..storage import Storage
-from .codec import FileColumnStats
 from .layout import BLOOM_FILTERS, COLUMN_STATS, FILES
-from .records import (bloom_filter_record, bloom_filter_tombstone, column_stats_record, column_stats_tombstone,
-                      files_record, partition_list_record)
+from .records import (bloom_filter_record, bloom_filter_tombstone, column_stats_tombstone, files_record,
+                      partition_list_record)
+from .stats import column_stats_records, parquet_column_ranges
 
 class Changes:
     """Metadata records of one instant, by metadata partition."""
@@ -58,11 +58,8 @@ class Changes:
         for path, meta in zip(paths, footers):
             partition, name = posixpath.dirname(path), posixpath.basename(path)
             if COLUMN_STATS in wanted:
-                for column, st in footer_ranges(meta, columns).items():
-                    self.records[COLUMN_STATS].append(column_stats_record(
-                        partition, name, column, arrow_type=st.arrow_type, min_value=st.min, max_value=st.max,
-                        null_count=st.null_count, value_count=st.value_count, total_size=st.total_size,
-                        total_uncompressed_size=st.total_uncompressed_size))
+                self.records[COLUMN_STATS] += column_stats_records(partition, name,
+                                                                   parquet_column_ranges(meta, columns))
             if BLOOM_FILTERS in wanted:
                 kv = meta.metadata or {}
                 bloom = kv.get(FOOTER_KEY.encode())
@@ -79,41 +76,6 @@ class Changes:
                     self.records[COLUMN_STATS].append(column_stats_tombstone(partition, name, column))
             if BLOOM_FILTERS in self.partitions:
                 self.records[BLOOM_FILTERS].append(bloom_filter_tombstone(partition, name, instant))
-
-
-def footer_ranges(meta: pq.FileMetaData, columns: list[str] | None) -> dict[str, FileColumnStats]:
-    """Per top-level primitive column: min, max, null and value counts, sizes over all row groups."""
-    out: dict[str, FileColumnStats] = {}
-    schema = meta.schema.to_arrow_schema()
-    names = [f.name for f in schema]
-    wanted = [c for c in (columns or names) if c in names]
-    index = {meta.schema.column(i).path: i for i in range(meta.num_columns)}
-    for column in wanted:
-        i = index.get(column)
-        if i is None:          # nested or repeated: Hudi indexes top-level primitives only
-            continue
-        lo = hi = None
-        nulls = values = size = usize = 0
-        exact = True
-        for rg in range(meta.num_row_groups):
-            chunk = meta.row_group(rg).column(i)
-            size += chunk.total_compressed_size
-            usize += chunk.total_uncompressed_size
-            values += meta.row_group(rg).num_rows
-            st = chunk.statistics
-            if st is None or not st.has_null_count:
-                exact = False
-                continue
-            nulls += st.null_count
-            if st.has_min_max:
-                lo = st.min if lo is None or st.min < lo else lo
-                hi = st.max if hi is None or st.max > hi else hi
-            elif st.null_count != meta.row_group(rg).num_rows:
-                exact = False
-        if not exact:
-            continue           # no statistics: leave the column out, so nothing is skipped on it
-        out[column] = FileColumnStats(lo, hi, nulls, values, size, usize, schema.field(column).type)
-    return out
 
 
 def commit_changes(partitions: Iterable[str], storage: Storage, instant: str, meta: dict,

@@ -6,10 +6,7 @@ written by Hudi read the same way as ours.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any, Iterable, Iterator
-
-import pyarrow as pa
+from typing import Iterable, Iterator
 
 from ..file_group.log_file import (BlockType, LogBlock, delete_block, delete_block_keys, hfile_block_records,
                                    hfile_data_block)
@@ -20,18 +17,6 @@ from .records import Delete, decode, encode
 from .schema import metadata_record_schema
 
 SCHEMA_JSON = json.dumps(metadata_record_schema(meta_fields=True), separators=(",", ":"))
-
-
-@dataclass(frozen=True)
-class FileColumnStats:
-    """One column of one data file, as footers give it."""
-    min: Any
-    max: Any
-    null_count: int
-    value_count: int
-    total_size: int
-    total_uncompressed_size: int
-    arrow_type: pa.DataType
 
 
 def combine_batch(records: Iterable[dict | Delete]) -> dict[str, dict | Delete]:

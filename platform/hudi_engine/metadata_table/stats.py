@@ -1,8 +1,7 @@
 """A data file's column ranges from its Parquet footer, as Hudi's ``ParquetUtils`` reads them for the
 column_stats index (``readColumnStatsFromMetadata``), ready for :func:`.records.column_stats_record`.
 
-Per column chunk Hudi takes min/max (Parquet's statistics), the null count (all values when the
-chunk has no statistics, i.e. holds only nulls), the value count, and the compressed and
+Per column chunk Hudi takes min/max (Parquet's statistics), the null count, the value count, and the compressed and
 uncompressed chunk sizes; the row groups of a file are then folded (min of mins, max of maxes,
 sums of the rest). Columns are named by their dotted Parquet path. Pure logic over a
 ``pyarrow.parquet.FileMetaData``: reading the footer is the caller's business.
@@ -49,6 +48,7 @@ def parquet_column_ranges(metadata: pq.FileMetaData, columns: Iterable[str] | No
     schema = metadata.schema.to_arrow_schema()
     wanted = list(columns) if columns is not None else None
     folded: dict[str, list] = {}
+    unknown: set[str] = set()
     for g in range(metadata.num_row_groups):
         group = metadata.row_group(g)
         for c in range(group.num_columns):
@@ -57,10 +57,14 @@ def parquet_column_ranges(metadata: pq.FileMetaData, columns: Iterable[str] | No
             if (wanted is not None and path not in wanted) or _leaf_type(schema, path) is None:
                 continue
             s = chunk.statistics
-            has_range = s is not None and s.has_min_max
+            if s is None or not s.has_null_count or (not s.has_min_max and s.null_count != chunk.num_values):
+                # Hudi would count such a chunk as all nulls; a range we cannot state is left out
+                # instead, so data skipping never drops a file on a guess.
+                unknown.add(path)
+                continue
+            has_range = s.has_min_max
             lo, hi = (s.min, s.max) if has_range else (None, None)
-            nulls = s.null_count if s is not None and s.has_null_count and (has_range or s.null_count) \
-                else chunk.num_values
+            nulls = s.null_count
             entry = [lo, hi, nulls, chunk.num_values, chunk.total_compressed_size, chunk.total_uncompressed_size]
             if path not in folded:
                 folded[path] = entry
@@ -71,7 +75,8 @@ def parquet_column_ranges(metadata: pq.FileMetaData, columns: Iterable[str] | No
             for i in range(2, 6):
                 prev[i] += entry[i]
     order = wanted if wanted is not None else list(folded)
-    return [ColumnRange(path, _leaf_type(schema, path), *folded[path]) for path in order if path in folded]
+    return [ColumnRange(path, _leaf_type(schema, path), *folded[path]) for path in order
+            if path in folded and path not in unknown]
 
 
 def column_stats_records(partition: str, file_name: str, ranges: Iterable[ColumnRange], *,

@@ -5,6 +5,7 @@ Register once per session with :func:`register`.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterator
 
 import pyarrow as pa
@@ -12,13 +13,17 @@ from pyspark.sql import SparkSession
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import from_arrow_schema
 
+from .. import config as C
 from ..cdc import QUERY_SCHEMA
+from ..config import HoodieConfig
 from ..errors import HoodieConfigError
 from ..storage import Storage
 from ..table.meta_client import HoodieTable
 from .cdc import CDCPlan, plan_cdc, split_changes
 from .file_slice import read_file_slice
 from .plan import ReadPlan, is_cdc_query, plan_read
+from .pruning import prune
+from .skipping import predicates
 
 
 class _SlicePartition(InputPartition):
@@ -50,13 +55,27 @@ class HudiDataSource(DataSource):
         table, plan = self._plan()
         if isinstance(plan, CDCPlan):
             return _CDCReader(table.base_path, plan)
-        return _HudiReader(table.base_path, plan)
+        return _HudiReader(table.base_path, plan, dict(self.options))
 
 
 class _HudiReader(DataSourceReader):
-    def __init__(self, base_path: str, plan: ReadPlan):
+    def __init__(self, base_path: str, plan: ReadPlan, options: dict | None = None):
         self.base_path = base_path
         self.plan = plan
+        self.options = options or {}
+
+    def pushFilters(self, filters):
+        """Spark's filters prune slices (partitions, record index, column stats); Spark still
+        applies every one of them to the rows, so all are handed back."""
+        filters = list(filters)
+        preds = [p for p in (_predicate(f) for f in filters) if p is not None]
+        if preds and self.plan.commit_times is None:
+            cfg = HoodieConfig(self.options)
+            latest = cfg.get_str(C.AS_OF_INSTANT) is None
+            slices = prune(HoodieTable.load(self.base_path), self.plan.slices,
+                           predicates(preds, self.plan.schema), cfg, latest)
+            self.plan = replace(self.plan, slices=tuple(slices))
+        return filters
 
     def partitions(self):
         # Spark needs at least one partition; -1 stands for "nothing to read".
@@ -89,5 +108,26 @@ class _CDCReader(DataSourceReader):
             yield from split_changes(storage, self.plan, split).to_batches()
 
 
+_OPS = {"EqualTo": "=", "GreaterThan": ">", "GreaterThanOrEqual": ">=", "LessThan": "<",
+        "LessThanOrEqual": "<=", "In": "IN", "IsNull": "IS NULL", "IsNotNull": "IS NOT NULL"}
+
+
+def _predicate(f) -> tuple | None:
+    """A pushed Spark filter as a ``(column, op, value)`` triple, when pruning can use it."""
+    op = _OPS.get(type(f).__name__)
+    attribute = getattr(f, "attribute", None)
+    if op is None or attribute is None or len(attribute) != 1:
+        return None
+    value = getattr(f, "value", None)
+    if op in ("IS NULL", "IS NOT NULL"):
+        return (attribute[0], op)
+    if value is None:
+        return None
+    return (attribute[0], op, tuple(value) if op == "IN" else value)
+
+
 def register(spark: SparkSession) -> None:
+    # The reader prunes slices with the filters Spark pushes; Spark refuses a reader that can take
+    # filters while Python filter pushdown is off (its default).
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     spark.dataSource.register(HudiDataSource)

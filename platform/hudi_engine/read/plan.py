@@ -19,6 +19,8 @@ from ..table.meta_client import HoodieTable, merge_mode
 from ..timeline.instant import Instant, normalize_instant
 from ..write.merge import MergeSpec
 from .file_slice import SliceMerge
+from .pruning import prune
+from .skipping import predicates
 
 
 @dataclass(frozen=True)
@@ -41,7 +43,10 @@ class ReadPlan:
         return tuple(s for s in self.slices if self.merges(s))
 
 
-def plan_read(table: HoodieTable, options: dict | None = None) -> ReadPlan:
+def plan_read(table: HoodieTable, options: dict | None = None, filters=None) -> ReadPlan:
+    """What a query reads. ``filters`` (``(column, op, value)`` triples, or parsed predicates) prune
+    partitions and, with the metadata table, file groups (record index) and files (column stats);
+    the caller still filters rows."""
     cfg = HoodieConfig(options)
     query = cfg.get_str(C.QUERY_TYPE).lower()
     timeline = table.timeline
@@ -55,10 +60,13 @@ def plan_read(table: HoodieTable, options: dict | None = None) -> ReadPlan:
         if last is None:
             return ReadPlan((), table_schema(table, as_of))
         as_of = last.timestamp
+    schema = table_schema(table, as_of)
     slices = table.fs_view().latest_file_slices(as_of=as_of)
+    if filters:
+        slices = prune(table, slices, predicates(filters, schema), cfg, latest=as_of is None)
     if query == "read_optimized":
-        return ReadPlan(tuple(s for s in slices if s.base_file), table_schema(table, as_of))
-    return ReadPlan(tuple(slices), table_schema(table, as_of), merge=slice_merge(table, cfg, as_of))
+        return ReadPlan(tuple(s for s in slices if s.base_file), schema)
+    return ReadPlan(tuple(slices), schema, merge=slice_merge(table, cfg, as_of))
 
 
 def is_cdc_query(options: dict | None) -> bool:

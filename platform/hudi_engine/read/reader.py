@@ -18,16 +18,23 @@ from ..table.meta_client import HoodieTable
 from .cdc import read_cdc
 from .file_slice import read_file_slice
 from .plan import ReadPlan, is_cdc_query, plan_read
+from .skipping import predicates, to_expression
 
 COMMIT_TIME = META_FIELDS[0]
 
 
-def read(spark: SparkSession, base_path: str, options: dict | None = None) -> DataFrame:
+def read(spark: SparkSession, base_path: str, options: dict | None = None, filters=None) -> DataFrame:
+    """A query of the table. ``filters``: ``(column, op, value)`` triples (as hudi-rs takes them),
+    all of which rows must satisfy; they also prune what is read (partitions, and with the metadata
+    table, file groups by record index and files by column stats)."""
     table = HoodieTable.load(base_path)
     if is_cdc_query(options):
         return read_cdc(spark, table, options)
-    plan = plan_read(table, options)
-    return scan(spark, table, plan)
+    plan = plan_read(table, options, filters)
+    df = scan(spark, table, plan)
+    for pred in predicates(filters, plan.schema):
+        df = df.filter(to_expression(pred))
+    return df
 
 
 def scan(spark: SparkSession, table: HoodieTable, plan: ReadPlan) -> DataFrame:

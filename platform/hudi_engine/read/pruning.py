@@ -1,0 +1,94 @@
+"""Fewer file slices for a filtered query: partition pruning from partition values, record-index
+lookups for record-key equality, and data skipping with column_stats ranges (Hudi's
+HoodieFileIndex). The decisions are :mod:`.skipping`'s; this module fetches what they need.
+"""
+from __future__ import annotations
+
+import posixpath
+import sys
+from typing import Sequence
+
+from .. import config as C
+from ..config import HoodieConfig
+from ..errors import HoodieConfigError
+from ..file_group.fs_view import FileSlice
+from ..keygen import key_generator_from_config
+from ..metadata_table.layout import COLUMN_STATS, RECORD_INDEX
+from ..metadata_table.reader import metadata_reader
+from ..schema.avro import META_FIELDS
+from ..table.meta_client import HoodieTable
+from .skipping import Predicate, file_may_match, key_lookup
+
+RECORD_KEY = META_FIELDS[2]
+
+
+def prune(table: HoodieTable, slices: Sequence[FileSlice], preds: Sequence[Predicate], cfg: HoodieConfig,
+          latest: bool) -> list[FileSlice]:
+    """The slices a query with ``preds`` must read. Record-index lookups answer for the latest
+    state only (``latest``); time travel and incremental reads keep every slice of the window."""
+    slices = list(slices)
+    if not preds or not slices:
+        return slices
+    before = len(slices)
+    slices = _by_partition(table, slices, preds)
+    reader = metadata_reader(table) if cfg.get(C.METADATA_ENABLE) else None
+    if reader is not None and latest and reader.has(RECORD_INDEX):
+        slices = _by_record_index(table, reader, slices, preds)
+    if reader is not None and cfg.get(C.ENABLE_DATA_SKIPPING) and reader.has(COLUMN_STATS):
+        slices = _by_column_stats(reader, slices, preds)
+    if len(slices) < before:
+        print(f"[hudi] {table.name}: filters leave {len(slices)} of {before} file slices to read",
+              file=sys.stderr, flush=True)
+    return slices
+
+
+def _by_partition(table: HoodieTable, slices: list[FileSlice], preds: Sequence[Predicate]) -> list[FileSlice]:
+    try:
+        keygen = key_generator_from_config(table.config)
+    except HoodieConfigError:
+        return slices
+    if keygen.kind not in ("SIMPLE", "COMPLEX") or keygen.url_encode_partitioning or not keygen.partition_fields:
+        return slices
+    fields = keygen.partition_fields
+    wanted = {p.column: {str(p.value)} if p.op == "=" else {str(v) for v in p.value}
+              for p in preds if p.column in fields and p.op in ("=", "IN")}
+    if not wanted:
+        return slices
+
+    def keep(partition: str) -> bool:
+        parts = partition.split("/")
+        if len(parts) != len(fields):
+            return True
+        for field, part in zip(fields, parts):
+            value = part.split("=", 1)[1] if keygen.hive_style_partitioning and "=" in part else part
+            if field in wanted and value not in wanted[field]:
+                return False
+        return True
+    return [s for s in slices if keep(s.partition)]
+
+
+def _by_record_index(table: HoodieTable, reader, slices: list[FileSlice],
+                     preds: Sequence[Predicate]) -> list[FileSlice]:
+    keys = key_lookup(preds, RECORD_KEY)
+    if keys is None:
+        keygen = key_generator_from_config(table.config)
+        if not keygen.composite_key:
+            keys = key_lookup(preds, keygen.record_key_fields[0])
+    if keys is None:
+        return slices
+    groups = set(reader.record_locations(keys).values())
+    return [s for s in slices if (s.partition, s.file_id) in groups]
+
+
+def _by_column_stats(reader, slices: list[FileSlice], preds: Sequence[Predicate]) -> list[FileSlice]:
+    columns = sorted({p.column for p in preds})
+    partitions = sorted({s.partition for s in slices})
+    ranges = reader.column_ranges(columns, partitions)
+    kept = []
+    for s in slices:
+        # A slice with log files holds rows no base-file range describes: always read.
+        if s.log_files or s.base_file is None:
+            kept.append(s)
+        elif file_may_match(preds, ranges.get(posixpath.basename(s.base_file.path))):
+            kept.append(s)
+    return kept

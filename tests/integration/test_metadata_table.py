@@ -1,0 +1,210 @@
+"""The metadata table (``.hoodie/metadata``) with real Spark: its files, column_stats, bloom_filters
+and record_index partitions stay in step with writes, failures, compaction, clustering, cleaning
+and restore; it is rebuilt when missing and dropped when turned off; reads prune with it; and it
+reads the metadata tables real Hudi wrote. Every table is also read by hudi-rs."""
+import importlib
+import posixpath
+import shutil
+
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from hudi_engine import read, write
+from hudi_engine.bloom import FOOTER_KEY
+from hudi_engine.file_group.fs_view import FileSystemView
+from hudi_engine.metadata_table import writer as mdt_writer
+from hudi_engine.metadata_table.layout import MDT_DIR
+from hudi_engine.metadata_table.reader import MetadataReader
+from hudi_engine.metadata_table.records import bloom_filter_of
+from hudi_engine.metadata_table.keys import bloom_filter_key
+from hudi_engine.read.plan import plan_read
+from hudi_engine.services.clean import run_clean
+from hudi_engine.services.clustering import run_clusterings, schedule_clustering
+from hudi_engine.services.savepoint import create_savepoint, restore_to_savepoint
+from hudi_engine.table.meta_client import HoodieTable
+from tests.conftest import unzip_fixture
+from tests.support.hudi_rs import hudi_rs_read, rows
+
+pytestmark = pytest.mark.spark
+COLS = ["id", "p", "v"]
+ALL = {"hoodie.metadata.enable": "true", "hoodie.metadata.index.column.stats.enable": "true",
+       "hoodie.metadata.index.bloom.filter.enable": "true", "hoodie.metadata.record.index.enable": "true"}
+
+
+def options(table_type="COPY_ON_WRITE", **extra):
+    return {"hoodie.table.name": "mdt", "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
+            "hoodie.datasource.write.table.type": table_type, **ALL, **extra}
+
+
+def batch(spark, ids, value, ts):
+    return spark.range(0, 1).selectExpr("explode(array(" + ",".join(str(i) for i in ids) + ")) as n").selectExpr(
+        "cast(n as string) as id", "cast(n % 3 as string) as p", f"cast({ts} as long) as ts",
+        f"'{value}' as v", "cast(n as double) as x")
+
+
+def state(spark, path):
+    mine = rows(read(spark, path).toArrow(), COLS)
+    assert rows(hudi_rs_read(path), COLS) == mine
+    return mine
+
+
+def assert_in_step(spark, path):
+    """Every metadata partition says what the table's files and rows say."""
+    table = HoodieTable.load(path)
+    reader = MetadataReader(table)
+    assert set(reader.available) == {"files", "column_stats", "bloom_filters", "record_index"}
+    listed = FileSystemView(table.storage, table.timeline)
+    from_mdt = FileSystemView(table.storage, table.timeline, reader.file_listing())
+    slices = [(s.partition, s.file_id, s.base_file and s.base_file.path, [f.path for f in s.log_files])
+              for s in listed.latest_file_slices()]
+    assert [(s.partition, s.file_id, s.base_file and s.base_file.path, [f.path for f in s.log_files])
+            for s in from_mdt.latest_file_slices()] == slices
+    existing = {f.path for f in listed.data_files()}
+    assert {f.path for f in reader.file_listing()} <= existing
+    bases = [s.base_file.path for s in listed.latest_file_slices() if s.base_file]
+    ranges = reader.column_ranges(["x", "v"], {posixpath.dirname(b) for b in bases})
+    for base in bases:
+        data = pq.read_table(table.storage.full(base), columns=["x", "v"])
+        got = ranges[posixpath.basename(base)]
+        assert (got["x"].min, got["x"].max) == (pc.min(data["x"]).as_py(), pc.max(data["x"]).as_py())
+        assert (got["v"].min, got["v"].max, got["v"].value_count) == (
+            pc.min(data["v"]).as_py(), pc.max(data["v"]).as_py(), data.num_rows)
+        footer = pq.read_metadata(table.storage.full(base)).metadata[FOOTER_KEY.encode()]
+        key = bloom_filter_key(posixpath.dirname(base), posixpath.basename(base))
+        assert bloom_filter_of(reader.records("bloom_filters", keys=[key])[key]).bloom_filter == footer
+    live = read(spark, path).select("_hoodie_record_key", "_hoodie_partition_path", "_hoodie_file_name").collect()
+    located = reader.record_locations([r[0] for r in live] + ["no-such-key"])
+    assert located == {r[0]: (r[1], r[2].lstrip(".").split("_")[0]) for r in live}
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_every_partition_follows_inserts_upserts_and_deletes(spark, table_path, table_type):
+    opts = options(table_type)
+    write(batch(spark, range(60), "a", 1), table_path, {**opts, "hoodie.datasource.write.operation": "insert"})
+    assert_in_step(spark, table_path)
+    write(batch(spark, range(50, 80), "b", 2), table_path, {**opts, "hoodie.datasource.write.operation": "upsert"})
+    write(batch(spark, [1, 2, 55, 999], "x", 3), table_path, {**opts, "hoodie.datasource.write.operation": "delete"})
+    expected = sorted([(str(i), str(i % 3), "a") for i in range(50) if i not in (1, 2)]
+                      + [(str(i), str(i % 3), "b") for i in range(50, 80) if i != 55])
+    assert state(spark, table_path) == expected
+    assert_in_step(spark, table_path)
+    props = HoodieTable.load(table_path).props
+    assert props["hoodie.table.metadata.partitions"] == "bloom_filters,column_stats,files,record_index"
+    mdt = HoodieTable.load(posixpath.join(table_path, MDT_DIR))
+    assert mdt.props["hoodie.table.base.file.format"] == "HFILE" and mdt.table_type == "MERGE_ON_READ"
+
+
+def test_a_write_that_fails_after_its_metadata_commit_is_rolled_back_in_both(spark, table_path, monkeypatch):
+    opts = options()
+    write(batch(spark, range(30), "a", 1), table_path, opts)
+
+    def sync_then_die(*args, **kwargs):
+        real_sync(*args, **kwargs)
+        raise RuntimeError("killed between the metadata commit and the data commit")
+    real_sync = mdt_writer.sync_commit
+    monkeypatch.setattr(importlib.import_module("hudi_engine.write.writer"), "sync_commit", sync_then_die)
+    with pytest.raises(RuntimeError, match="killed"):
+        write(batch(spark, range(20, 40), "b", 2), table_path, opts)
+    monkeypatch.undo()
+    mdt = HoodieTable.load(posixpath.join(table_path, MDT_DIR))
+    assert any(i.action == "rollback" for i in mdt.timeline.instants)
+    assert state(spark, table_path) == sorted((str(i), str(i % 3), "a") for i in range(30))
+    assert_in_step(spark, table_path)
+    write(batch(spark, range(20, 40), "c", 3), table_path, opts)
+    assert_in_step(spark, table_path)
+
+
+def test_metadata_compaction_cleaning_and_clustering_keep_it_in_step(spark, table_path):
+    opts = options("MERGE_ON_READ", **{"hoodie.metadata.compact.max.delta.commits": "3",
+                                       "hoodie.cleaner.commits.retained": "1",
+                                       "hoodie.clustering.plan.strategy.small.file.limit": str(10 << 20)})
+    for i in range(5):
+        write(batch(spark, range(i * 10, i * 10 + 15), f"v{i}", i + 1), table_path, opts)
+    mdt = HoodieTable.load(posixpath.join(table_path, MDT_DIR))
+    compactions = [i for i in mdt.timeline.completed_writes() if i.action == "commit"]
+    assert compactions and all(len(c.timestamp) == 20 and c.timestamp.endswith("001") for c in compactions)
+    assert max(len(g.slices) for g in mdt.fs_view().file_groups()) <= 2
+    assert_in_step(spark, table_path)
+    before = state(spark, table_path)
+    planned = schedule_clustering(HoodieTable.load(table_path), opts, force=True)
+    assert run_clusterings(spark, HoodieTable.load(table_path), options=opts) == [planned.timestamp]
+    assert state(spark, table_path) == before
+    assert_in_step(spark, table_path)
+    run_clean(HoodieTable.load(table_path), opts, spark)   # writes also clean as they go
+    assert [i for i in HoodieTable.load(table_path).timeline.instants if i.action == "clean" and i.is_completed]
+    assert state(spark, table_path) == before
+    assert_in_step(spark, table_path)
+
+
+def test_rebuilt_when_missing_dropped_when_off_and_after_restore(spark, table_path):
+    opts = options()
+    write(batch(spark, range(30), "a", 1), table_path, opts)
+    shutil.rmtree(posixpath.join(table_path, MDT_DIR))
+    write(batch(spark, range(25, 35), "b", 2), table_path, opts)
+    assert_in_step(spark, table_path)
+    expected = state(spark, table_path)
+    write(batch(spark, [1], "c", 3), table_path, {**opts, "hoodie.metadata.enable": "false"})
+    table = HoodieTable.load(table_path)
+    assert not table.storage.exists(MDT_DIR) and table.props["hoodie.table.metadata.partitions"] == ""
+    write(batch(spark, [2], "d", 4), table_path, opts)
+    assert_in_step(spark, table_path)
+    saved = HoodieTable.load(table_path).timeline.completed_writes()[-1].timestamp
+    create_savepoint(HoodieTable.load(table_path), saved)
+    write(batch(spark, [3, 100], "e", 5), table_path, opts)
+    restore_to_savepoint(HoodieTable.load(table_path), saved)
+    assert not HoodieTable.load(table_path).storage.exists(MDT_DIR)
+    expected = [(k, p, "c" if k == "1" else "d" if k == "2" else v) for k, p, v in expected]
+    assert state(spark, table_path) == expected
+    write(batch(spark, [4], "f", 6), table_path, opts)
+    assert_in_step(spark, table_path)
+
+
+def test_filters_skip_files_by_column_stats_and_keys_by_record_index(spark, table_path):
+    opts = options(**{"hoodie.parquet.small.file.limit": "0"})
+    for i in range(6):   # one file per batch and partition: x ranges do not overlap between batches
+        write(batch(spark, range(i * 1000, i * 1000 + 1000), "a", 1), table_path,
+              {**opts, "hoodie.datasource.write.operation": "insert"})
+    table = HoodieTable.load(table_path)
+    every = len(plan_read(table).slices)
+    assert every == 18
+    narrow = [("x", ">=", 2100), ("x", "<", 2200)]
+    assert len(plan_read(table, None, narrow).slices) == 3
+    assert len(plan_read(table, {"hoodie.enable.data.skipping": "false"}, narrow).slices) == every
+    assert len(plan_read(table, None, narrow + [("p", "=", "1")]).slices) == 1
+    assert len(plan_read(table, None, [("id", "=", "4321")]).slices) == 1
+    assert len(plan_read(table, None, [("id", "IN", ["7", "4321"])]).slices) == 2
+    assert len(plan_read(table, None, [("id", "=", "no-such-key")]).slices) == 0
+    got = read(spark, table_path, filters=narrow).select("id").collect()
+    assert sorted(int(r[0]) for r in got) == list(range(2100, 2200))
+    assert read(spark, table_path, filters=[("id", "=", "4321")]).select("v").collect()[0][0] == "a"
+    via_source = spark.read.format("hudi").load(table_path).where("x >= 2100 and x < 2200 and p = '1'")
+    assert sorted(int(r[0]) for r in via_source.select("id").collect()) == [
+        i for i in range(2100, 2200) if i % 3 == 1]
+    # Time travel does not trust the record index (it answers for the latest state).
+    first = table.timeline.completed_writes()[0].timestamp
+    assert len(plan_read(table, {"as.of.instant": first}, [("id", "=", "4321")]).slices) == 3
+
+
+@pytest.mark.parametrize("fixture", ["sample_table/cow/v9_txns_simple_meta.zip",
+                                     "quickstart_trips_table/mor/avro/v8_trips_8i3u1d.zip"])
+def test_reads_the_metadata_tables_real_hudi_wrote(spark, tmp_path, fixture):
+    path = str(unzip_fixture(fixture, tmp_path))
+    table = HoodieTable.load(path)
+    reader = MetadataReader(table)
+    assert {"files", "column_stats", "record_index"} <= set(reader.available)
+    listed = FileSystemView(table.storage, table.timeline)
+    from_mdt = FileSystemView(table.storage, table.timeline, reader.file_listing())
+    assert ({(s.file_id, s.base_file and s.base_file.path) for s in from_mdt.latest_file_slices()}
+            == {(s.file_id, s.base_file and s.base_file.path) for s in listed.latest_file_slices()})
+    live = read(spark, path).select("_hoodie_record_key", "_hoodie_partition_path", "_hoodie_file_name").collect()
+    located = reader.record_locations([r[0] for r in live])
+    assert {k: fid for k, (_, fid) in located.items()} == {r[0]: r[2].lstrip(".").split("_")[0] for r in live}
+    key_column = table.props["hoodie.table.recordkey.fields"]
+    bases = [s.base_file.path for s in listed.latest_file_slices() if s.base_file]
+    ranges = reader.column_ranges([key_column], {posixpath.dirname(b) for b in bases})
+    for base in bases:
+        keys = pq.read_table(table.storage.full(base), columns=[key_column])[key_column]
+        got = ranges[posixpath.basename(base)][key_column]
+        assert (got.min, got.max) == (pc.min(keys).as_py(), pc.max(keys).as_py())

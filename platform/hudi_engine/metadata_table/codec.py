@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Iterable, Iterator
 
-from ..file_group.log_file import (BlockType, LogBlock, delete_block, delete_block_keys, hfile_block_records,
+from ..file_group.log_file import (BlockType, LogBlock, delete_block, delete_block_keys, hfile_block_reader,
                                    hfile_data_block)
 from ..hfile import HFileReader
 from ..hfile.format import SCHEMA_KEY
@@ -69,14 +69,23 @@ class BaseFile:
             yield k.decode("utf-8"), self._decode(k, v)
 
 
-def block_values(block: LogBlock) -> Iterator[tuple[str, dict | Delete]]:
-    """The (key, value) pairs a log block holds: records of an HFile data block, deletes of a
-    delete block."""
+def block_values(block: LogBlock, keys: Iterable[str] | None = None,
+                 prefixes: Iterable[str] | None = None) -> Iterator[tuple[str, dict | Delete]]:
+    """The (key, value) pairs a log block holds: records of an HFile data block (only the given
+    keys or key prefixes, found through the block's HFile index), deletes of a delete block."""
     if block.block_type == BlockType.HFILE_DATA_BLOCK:
-        content = hfile_block_records(block)
-        for k, v in content.records:
+        reader = hfile_block_reader(block)
+        schema = block.schema
+        if keys is not None:
+            found = ((k.encode("utf-8"), reader.get(k.encode("utf-8"))) for k in keys)
+            entries = ((k, v) for k, v in found if v is not None)
+        elif prefixes is not None:
+            entries = (e for p in prefixes for e in reader.scan_prefix(p.encode("utf-8")))
+        else:
+            entries = reader.items()
+        for k, v in entries:
             key = k.decode("utf-8")
-            yield key, decode(v, content.schema, key)
+            yield key, decode(v, schema, key)
     elif block.block_type == BlockType.DELETE_BLOCK:
         for key in delete_block_keys(block).column("record_key").to_pylist():
             yield key, Delete(key)

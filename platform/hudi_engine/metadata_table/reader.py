@@ -142,7 +142,7 @@ class MetadataReader:
                 for k, v in base.scan():
                     take(k, v)
         for block in read_valid_blocks(storage, file_slice.log_files, self._visible):
-            for k, v in block_values(block):
+            for k, v in block_values(block, keys, prefixes):
                 take(k, v)
         return {k: v for k, v in values.items() if v is not None}
 

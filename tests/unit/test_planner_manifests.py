@@ -336,6 +336,18 @@ def test_ordering_field_and_limits():
 
 
 # --- the table's settings ------------------------------------------------------------------------
+def test_metadata_table_settings_become_hoodie_options():
+    options = conf(planned(table(metadataTable={"columnStats": True, "columnStatsColumns": ["amount", "day"],
+                                                "recordIndex": True}), pipeline()))
+    assert {k: options[k] for k in options if k.startswith("hoodie.metadata.")} == {
+        "hoodie.metadata.enable": "true", "hoodie.metadata.index.column.stats.enable": "true",
+        "hoodie.metadata.index.column.stats.column.list": "amount,day",
+        "hoodie.metadata.index.bloom.filter.enable": "false",
+        "hoodie.metadata.global.record.level.index.enable": "true"}
+    off = conf(planned(table(metadataTable={"enabled": False}), pipeline()))
+    assert off["hoodie.metadata.enable"] == "false"
+
+
 def test_table_settings_become_hoodie_options():
     t = table(recordKey=["id", "line"], partitionFields=["region", "day"], hiveStylePartitioning=True,
               index={"type": "GLOBAL_BLOOM", "updatePartitionPath": False, "numBuckets": 16},

@@ -87,6 +87,27 @@ class IndexSpec:
                                   default=256, minimum=1, maximum=100000)
 
 
+@cel(Rule(rule="self.enabled || !(self.columnStats || self.bloomFilters || self.recordIndex)",
+          message="metadataTable.columnStats, bloomFilters and recordIndex need metadataTable.enabled",
+          field_path=".enabled",
+          check=lambda m: m.enabled or not (m.column_stats or m.bloom_filters or m.record_index),
+          explain=lambda m: "metadataTable.columnStats, bloomFilters and recordIndex live in the metadata "
+                            "table: set metadataTable.enabled to true or turn them off"))
+@model
+class MetadataTableSpec:
+    """The metadata table (.hoodie/metadata): file listings without directory scans, and indexes
+    that reads use to skip files (column stats) and find keys (record index)."""
+    enabled: bool = spec_field("Keep the metadata table (hoodie.metadata.enable); false deletes it.", default=True)
+    column_stats: bool = spec_field("Per-file column ranges, for data skipping on filters.", default=False)
+    column_stats_columns: tuple[str, ...] = spec_field("Columns to keep ranges of (default: the first 32).",
+                                                       default=(), max_items=64, pattern=COLUMN,
+                                                       max_length=ID_LEN)
+    bloom_filters: bool = spec_field("Base files' bloom filters, read from here instead of file footers.",
+                                     default=False)
+    record_index: bool = spec_field("Where every record key lives (global): point lookups by key read one "
+                                    "file group.", default=False)
+
+
 @cel(Rule(rule="self.smallFileLimitBytes < self.maxFileSizeBytes",
           message="fileSizing.smallFileLimitBytes must be below maxFileSizeBytes",
           message_expression="'fileSizing.smallFileLimitBytes (' + string(self.smallFileLimitBytes) + ') must be "
@@ -284,6 +305,7 @@ class HudiTableSpec:
     schema: SchemaSpec | None = spec_field("The table's schema (default: inferred from the first batch).",
                                            default=None)
     index: IndexSpec = spec_field("Index used to find existing keys.", default=IndexSpec)
+    metadata_table: MetadataTableSpec = spec_field("The metadata table and its indexes.", default=MetadataTableSpec)
     file_sizing: FileSizingSpec = spec_field("Base file sizes.", default=FileSizingSpec)
     cdc: CdcSpec = spec_field("Change data capture.", default=CdcSpec)
     services: ServicesSpec = spec_field("Table services.", default=ServicesSpec)

@@ -69,6 +69,7 @@ def table_options(table) -> dict[str, str]:
         C.SIMPLE_INDEX_UPDATE_PARTITION_PATH.key: _flag(spec.index.update_partition_path),
         C.BLOOM_INDEX_UPDATE_PARTITION_PATH.key: _flag(spec.index.update_partition_path),
         C.BUCKET_INDEX_NUM_BUCKETS.key: str(spec.index.num_buckets),
+        **metadata_options(spec.metadata_table),
         C.PARQUET_MAX_FILE_SIZE.key: str(spec.file_sizing.max_file_size_bytes),
         C.PARQUET_SMALL_FILE_LIMIT.key: str(spec.file_sizing.small_file_limit_bytes),
         C.CDC_ENABLED.key: _flag(spec.cdc.enabled),
@@ -89,6 +90,16 @@ def table_options(table) -> dict[str, str]:
     if spec.table_type == MERGE_ON_READ and spec.services.compaction.mode == "inline":
         opts.update(compaction_triggers(spec.services.compaction))
     opts.update(catalog_options(table))
+    return opts
+
+
+def metadata_options(metadata) -> dict[str, str]:
+    opts = {C.METADATA_ENABLE.key: _flag(metadata.enabled),
+            C.METADATA_COLUMN_STATS_ENABLE.key: _flag(metadata.column_stats),
+            C.METADATA_BLOOM_FILTER_ENABLE.key: _flag(metadata.bloom_filters),
+            C.METADATA_RECORD_INDEX_ENABLE.key: _flag(metadata.record_index)}
+    if metadata.column_stats_columns:
+        opts[C.METADATA_COLUMN_STATS_COLUMNS.key] = ",".join(metadata.column_stats_columns)
     return opts
 
 

@@ -9,17 +9,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from .. import config as C
 from ..config import HoodieConfig
+from ..errors import HoodieConfigError
 from ..file_group.fs_view import FileSlice
 from ..storage import Storage
 from ..write.base_file import PARTITION_PATH, RECORD_KEY
 from .bloom import MATCH_SCHEMA, RANGE_SCHEMA, BaseFileRef, CheckCandidates, KeyRanges
 from .bucket import bucket_ids
+from .consistent_hashing import key_hashes
 
 SIMPLE, GLOBAL_SIMPLE, BLOOM, GLOBAL_BLOOM, BUCKET = "SIMPLE", "GLOBAL_SIMPLE", "BLOOM", "GLOBAL_BLOOM", "BUCKET"
 GLOBAL_INDEXES = (GLOBAL_SIMPLE, GLOBAL_BLOOM)
@@ -82,4 +85,44 @@ class AddBucket:
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             ids = bucket_ids(batch.column(RECORD_KEY), list(self.hash_fields), self.num_buckets)
+            yield batch.append_column(BUCKET_COLUMN, pa.array(ids, pa.int32()))
+
+
+CONSISTENT_HASHING = "CONSISTENT_HASHING"
+
+
+def is_consistent_hashing(cfg: HoodieConfig) -> bool:
+    """``hoodie.index.type=BUCKET`` with ``hoodie.index.bucket.engine=CONSISTENT_HASHING``."""
+    return index_type(cfg) == BUCKET and cfg.get_str(C.BUCKET_INDEX_ENGINE).upper() == CONSISTENT_HASHING
+
+
+def check_engine(cfg: HoodieConfig, table_type: str) -> None:
+    """Hudi keeps the consistent-hashing engine to merge-on-read tables (its buckets' updates are
+    logged, and resizing rewrites them through clustering)."""
+    if is_consistent_hashing(cfg) and table_type != "MERGE_ON_READ":
+        raise HoodieConfigError(
+            f"{C.BUCKET_INDEX_ENGINE.key}=CONSISTENT_HASHING supports MERGE_ON_READ tables only, as in Hudi "
+            f"(\"Consistent hash bucket index doesn't support CoW table\"); this table is {table_type}. Use "
+            f"{C.TABLE_TYPE.alternatives[0]}=MERGE_ON_READ for a new table, or the SIMPLE bucket engine")
+
+
+@dataclass(frozen=True)
+class AddConsistentBucket:
+    """Executor side: each prepared record's node index on its partition's ring (``BUCKET_COLUMN``).
+    ``rings``: partition → the sorted node values of its hashing metadata."""
+    hash_fields: tuple[str, ...]
+    rings: dict
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        rings = {p: np.array(values, np.int64) for p, values in self.rings.items()}
+        for batch in batches:
+            hashes = key_hashes(batch.column(RECORD_KEY), self.hash_fields)
+            partitions = batch.column(PARTITION_PATH).to_numpy(zero_copy_only=False)
+            ids = np.zeros(batch.num_rows, np.int32)
+            for partition in set(partitions.tolist()):
+                rows = partitions == partition
+                values = rings[partition]
+                idx = np.searchsorted(values, hashes[rows], side="left")
+                idx[idx == len(values)] = 0
+                ids[rows] = idx
             yield batch.append_column(BUCKET_COLUMN, pa.array(ids, pa.int32()))

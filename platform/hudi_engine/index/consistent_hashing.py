@@ -25,7 +25,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import HoodieError
+from .. import config as C
+from ..config import HoodieConfig
+from ..errors import HoodieConfigError, HoodieError
 from .bucket import key_parts
 
 HASH_VALUE_MASK = 0x7FFFFFFF           # Integer.MAX_VALUE: the ring's upper bound
@@ -37,6 +39,49 @@ NORMAL, REPLACE, DELETE = "NORMAL", "REPLACE", "DELETE"
 PARTITION_KEY = "clustering.group.partition"
 CHILD_NODE_KEY = "clustering.group.child.node"
 SEQUENCE_NUMBER_KEY = "clustering.group.sequence.no"
+
+
+CONSISTENT_HASHING = "CONSISTENT_HASHING"
+
+
+def is_consistent_hashing(cfg: HoodieConfig) -> bool:
+    """``hoodie.index.type=BUCKET`` with ``hoodie.index.bucket.engine=CONSISTENT_HASHING``."""
+    return (cfg.get_str(C.INDEX_TYPE).upper() == "BUCKET"
+            and cfg.get_str(C.BUCKET_INDEX_ENGINE).upper() == CONSISTENT_HASHING)
+
+
+def check_engine(cfg: HoodieConfig, table_type: str) -> None:
+    """Hudi keeps the consistent-hashing engine to merge-on-read tables (its buckets' updates are
+    logged, and resizing rewrites them through clustering)."""
+    if is_consistent_hashing(cfg) and table_type != "MERGE_ON_READ":
+        raise HoodieConfigError(
+            f"{C.BUCKET_INDEX_ENGINE.key}=CONSISTENT_HASHING supports MERGE_ON_READ tables only, as in Hudi "
+            f"(\"Consistent hash bucket index doesn't support CoW table\"); this table is {table_type}. Use "
+            f"{C.TABLE_TYPE.alternatives[0]}=MERGE_ON_READ for a new table, or the SIMPLE bucket engine")
+
+
+def bucket_limits(cfg: HoodieConfig) -> tuple[int, int]:
+    """(min, max) buckets a resize keeps a partition within; each defaults to num.buckets."""
+    num = cfg.get(C.BUCKET_INDEX_NUM_BUCKETS)
+    values = []
+    for prop in (C.BUCKET_INDEX_MIN_NUM_BUCKETS, C.BUCKET_INDEX_MAX_NUM_BUCKETS):
+        raw = cfg.get_str(prop)
+        try:
+            values.append(int(raw) if raw not in (None, "") else num)
+        except ValueError:
+            raise HoodieConfigError(f"{prop.key}={raw!r} is not a valid int") from None
+    low, high = values
+    if not low <= num <= high:
+        raise HoodieConfigError(f"{C.BUCKET_INDEX_MIN_NUM_BUCKETS.key} ({low}) <= {C.BUCKET_INDEX_NUM_BUCKETS.key} "
+                                f"({num}) <= {C.BUCKET_INDEX_MAX_NUM_BUCKETS.key} ({high}) must hold")
+    return low, high
+
+
+def ring_lookup(values: np.ndarray, hashes: np.ndarray) -> np.ndarray:
+    """Index of the first node value >= each hash (``values`` sorted), wrapping to 0."""
+    idx = np.searchsorted(values, np.asarray(hashes, np.int64), side="left")
+    idx[idx == len(values)] = 0
+    return idx.astype(np.int32)
 
 
 # --- xxHash32 ---------------------------------------------------------------------------------------
@@ -255,9 +300,7 @@ class Ring:
 
     def lookup(self, hashes: np.ndarray) -> np.ndarray:
         """Index (into ``nodes``) of the first node with value >= each hash, wrapping to 0."""
-        idx = np.searchsorted(self.values, np.asarray(hashes, np.int64), side="left")
-        idx[idx == len(self.values)] = 0
-        return idx.astype(np.int32)
+        return ring_lookup(self.values, hashes)
 
     def node_of_file(self, file_id: str) -> int | None:
         return self._by_file_id.get(file_id)

@@ -16,13 +16,12 @@ from pyspark.sql import functions as F
 
 from .. import config as C
 from ..config import HoodieConfig
-from ..errors import HoodieConfigError
 from ..file_group.fs_view import FileSlice
 from ..storage import Storage
 from ..write.base_file import PARTITION_PATH, RECORD_KEY
 from .bloom import MATCH_SCHEMA, RANGE_SCHEMA, BaseFileRef, CheckCandidates, KeyRanges
 from .bucket import bucket_ids
-from .consistent_hashing import key_hashes
+from .consistent_hashing import check_engine, is_consistent_hashing, key_hashes, ring_lookup  # noqa: F401 (re-exported)
 
 SIMPLE, GLOBAL_SIMPLE, BLOOM, GLOBAL_BLOOM, BUCKET = "SIMPLE", "GLOBAL_SIMPLE", "BLOOM", "GLOBAL_BLOOM", "BUCKET"
 GLOBAL_INDEXES = (GLOBAL_SIMPLE, GLOBAL_BLOOM)
@@ -88,24 +87,6 @@ class AddBucket:
             yield batch.append_column(BUCKET_COLUMN, pa.array(ids, pa.int32()))
 
 
-CONSISTENT_HASHING = "CONSISTENT_HASHING"
-
-
-def is_consistent_hashing(cfg: HoodieConfig) -> bool:
-    """``hoodie.index.type=BUCKET`` with ``hoodie.index.bucket.engine=CONSISTENT_HASHING``."""
-    return index_type(cfg) == BUCKET and cfg.get_str(C.BUCKET_INDEX_ENGINE).upper() == CONSISTENT_HASHING
-
-
-def check_engine(cfg: HoodieConfig, table_type: str) -> None:
-    """Hudi keeps the consistent-hashing engine to merge-on-read tables (its buckets' updates are
-    logged, and resizing rewrites them through clustering)."""
-    if is_consistent_hashing(cfg) and table_type != "MERGE_ON_READ":
-        raise HoodieConfigError(
-            f"{C.BUCKET_INDEX_ENGINE.key}=CONSISTENT_HASHING supports MERGE_ON_READ tables only, as in Hudi "
-            f"(\"Consistent hash bucket index doesn't support CoW table\"); this table is {table_type}. Use "
-            f"{C.TABLE_TYPE.alternatives[0]}=MERGE_ON_READ for a new table, or the SIMPLE bucket engine")
-
-
 @dataclass(frozen=True)
 class AddConsistentBucket:
     """Executor side: each prepared record's node index on its partition's ring (``BUCKET_COLUMN``).
@@ -121,8 +102,5 @@ class AddConsistentBucket:
             ids = np.zeros(batch.num_rows, np.int32)
             for partition in set(partitions.tolist()):
                 rows = partitions == partition
-                values = rings[partition]
-                idx = np.searchsorted(values, hashes[rows], side="left")
-                idx[idx == len(values)] = 0
-                ids[rows] = idx
+                ids[rows] = ring_lookup(rings[partition], hashes[rows])
             yield batch.append_column(BUCKET_COLUMN, pa.array(ids, pa.int32()))

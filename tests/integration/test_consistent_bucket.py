@@ -1,0 +1,149 @@
+"""The consistent-hashing bucket index with real Spark on merge-on-read tables: upserts and deletes
+routed by the hashing metadata, a resize through clustering that splits an oversized bucket, and
+writes after it that update moved keys in place. Every state is read back by our reader and by
+hudi-rs, and no key is ever read twice."""
+import json
+import posixpath
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from hudi_engine import read, write
+from hudi_engine.errors import HoodieClusteringUpdateError, HoodieConfigError
+from hudi_engine.index.consistent_hashing import Ring, key_hashes
+from hudi_engine.index.consistent_meta import HASHING_METADATA_DIR, load_metadata
+from hudi_engine.services.clustering import run_clusterings, schedule_clustering
+from hudi_engine.services.pending import requested_plan
+from hudi_engine.table.meta_client import HoodieTable
+from tests.support.hudi_rs import hudi_rs_read, rows
+
+pytestmark = pytest.mark.spark
+COLS = ["id", "p", "v"]
+OPTIONS = {
+    "hoodie.table.name": "ch", "hoodie.datasource.write.recordkey.field": "id",
+    "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
+    "hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.index.type": "BUCKET",
+    "hoodie.index.bucket.engine": "CONSISTENT_HASHING", "hoodie.bucket.index.num.buckets": "2",
+}
+
+
+def batch(spark, ids, value, ts):
+    return spark.createDataFrame([(str(i), str(i % 2), ts, value) for i in ids], "id string, p string, ts long, v string")
+
+
+def state(spark, path):
+    """The rows both readers return (they must agree), each key once."""
+    mine = rows(read(spark, path).toArrow(), COLS)
+    assert rows(hudi_rs_read(path), COLS) == mine
+    keys = [(k, p) for k, p, _ in mine]
+    assert len(keys) == len(set(keys)), "a key is read more than once"
+    return mine
+
+
+def file_of_each_key(spark, path):
+    return {r["id"]: r["_hoodie_file_name"].split("_")[0] for r in read(spark, path).select("id", "_hoodie_file_name").collect()}
+
+
+def expected_file(table, partition, key):
+    ring = Ring(load_metadata(table, partition))
+    return ring.nodes[int(ring.lookup(key_hashes(pa.array([key]), ["id"]))[0])].file_id
+
+
+def test_upserts_and_deletes_land_in_the_buckets_of_the_hashing_metadata(spark, table_path):
+    opts = {**OPTIONS, "hoodie.datasource.write.operation": "upsert"}
+    expected = {}
+    write(batch(spark, range(0, 60), "a", 1), table_path, {**opts, "hoodie.datasource.write.operation": "insert"})
+    expected.update({str(i): "a" for i in range(60)})
+    write(batch(spark, range(40, 80), "b", 2), table_path, opts)
+    expected.update({str(i): "b" for i in range(40, 80)})
+    write(batch(spark, [1, 2, 3, 70, 999], "x", 3), table_path, {**opts, "hoodie.datasource.write.operation": "delete"})
+    for i in ("1", "2", "3", "70"):
+        expected.pop(i)
+    write(batch(spark, [41, 90], "old", 0), table_path, opts)       # a stale update loses
+    expected["90"] = "old"
+    assert state(spark, table_path) == sorted((k, str(int(k) % 2), v) for k, v in expected.items())
+
+    table = HoodieTable.load(table_path)
+    for partition in ("0", "1"):
+        # The first write created each partition's initial metadata: Hudi's file, no marker needed.
+        folder = posixpath.join(HASHING_METADATA_DIR, partition)
+        assert [posixpath.basename(f.path) for f in table.storage.list(folder)] == ["00000000000000.hashing_meta"]
+        meta = json.loads(table.storage.read_text(posixpath.join(folder, "00000000000000.hashing_meta")))
+        assert meta["numBuckets"] == 2 and [n["value"] for n in meta["nodes"]] == [1073741824, 2147483647]
+    # Every key sits in the file group of its node; file groups are the nodes' prefixes + "-0".
+    files = file_of_each_key(spark, table_path)
+    assert all(fid == expected_file(table, str(int(k) % 2), k) for k, fid in files.items())
+    slices = table.fs_view().latest_file_slices()
+    assert len(slices) == 4 and all(s.file_id.endswith("-0") for s in slices)
+
+
+def test_a_resize_splits_an_oversized_bucket_and_later_writes_follow_it(spark, table_path):
+    opts = {**OPTIONS, "hoodie.datasource.write.operation": "upsert"}
+    write(batch(spark, range(0, 400), "a", 1), table_path, opts)
+    write(batch(spark, range(0, 400, 3), "b", 2), table_path, opts)
+    before = state(spark, table_path)
+    table = HoodieTable.load(table_path)
+    sizes = sorted((s.base_file.size + sum(f.size for f in s.log_files), s.partition, s.file_id)
+                   for s in table.fs_view().latest_file_slices())
+    # Small thresholds: only the largest bucket passes split.threshold x max.file.size.
+    max_size = (sizes[-1][0] + sizes[-2][0]) // 2
+    resize = {**OPTIONS, "hoodie.parquet.max.file.size": str(max_size), "hoodie.bucket.index.split.threshold": "1.0",
+              "hoodie.bucket.index.max.num.buckets": "4", "hoodie.bucket.index.merge.threshold": "0.0"}
+    planned = schedule_clustering(table, resize)
+    plan = requested_plan(table.reload().timeline, planned)["clusteringPlan"]
+    assert plan["strategy"]["strategyClassName"].endswith("SingleSparkJobConsistentHashingExecutionStrategy")
+    outputs = sorted(g["numOutputFileGroups"] for g in plan["inputGroups"])
+    assert outputs == [1, 1, 1, 2]        # one split; the other buckets are rewritten, as Hudi plans it
+    split_partition = sizes[-1][1]
+
+    # A write to a partition under resize is refused, and leaves the table as it was.
+    with pytest.raises(HoodieClusteringUpdateError, match="resizing"):
+        write(batch(spark, [0, 1], "no", 9), table_path, opts)
+    run_clusterings(spark, HoodieTable.load(table_path), options=resize)
+    assert state(spark, table_path) == before
+
+    table = HoodieTable.load(table_path)
+    meta = load_metadata(table, split_partition)
+    assert meta.instant == planned.timestamp and meta.seq_no == 1 and len(meta.nodes) == 3
+    folder = posixpath.join(HASHING_METADATA_DIR, split_partition)
+    names = sorted(posixpath.basename(f.path) for f in table.storage.list(folder))
+    assert names == ["00000000000000.hashing_meta", f"{planned.timestamp}.commit", f"{planned.timestamp}.hashing_meta"]
+    # Every key moved to the file group of its node on the new ring.
+    files = file_of_each_key(spark, table_path)
+    assert all(fid == expected_file(table, str(int(k) % 2), k) for k, fid in files.items())
+    assert {s.file_id for s in table.fs_view().latest_file_slices() if s.partition == split_partition} == \
+        {n.file_id for n in meta.nodes}
+
+    # Upserts of moved keys update them in place (no duplicates); new keys and deletes too.
+    write(batch(spark, range(0, 400, 2), "c", 3), table_path, opts)
+    write(batch(spark, range(400, 420), "n", 3), table_path, opts)
+    write(batch(spark, range(0, 400, 5), "d", 4), table_path, {**opts, "hoodie.datasource.write.operation": "delete"})
+    expected = {k: v for k, _, v in before}
+    expected.update({str(i): "c" for i in range(0, 400, 2)})
+    expected.update({str(i): "n" for i in range(400, 420)})
+    for i in range(0, 400, 5):
+        expected.pop(str(i))
+    assert state(spark, table_path) == sorted((k, str(int(k) % 2), v) for k, v in expected.items())
+    files = file_of_each_key(spark, HoodieTable.load(table_path).base_path)
+    assert all(fid == expected_file(HoodieTable.load(table_path), str(int(k) % 2), k) for k, fid in files.items())
+
+
+def test_refusals_with_clear_errors(spark, table_path):
+    with pytest.raises(HoodieConfigError, match="MERGE_ON_READ tables only"):
+        write(batch(spark, [1], "a", 1), table_path,
+              {**OPTIONS, "hoodie.datasource.write.table.type": "COPY_ON_WRITE"})
+    assert not HoodieTable.exists(table_path)
+    write(batch(spark, [1, 2], "a", 1), table_path, OPTIONS)
+    # Size-based clustering would move records out of their buckets.
+    with pytest.raises(HoodieConfigError, match="consistent-hashing buckets"):
+        schedule_clustering(HoodieTable.load(table_path), {})
+    with pytest.raises(HoodieConfigError, match="only supports clustering plan strategy"):
+        schedule_clustering(HoodieTable.load(table_path), {
+            **OPTIONS, "hoodie.clustering.plan.strategy.class":
+                "org.apache.hudi.client.clustering.plan.strategy.SparkSizeBasedClusteringPlanStrategy"})
+    # The simple bucket engine cannot take over a consistent-hashing table's file groups.
+    with pytest.raises(HoodieConfigError, match="not one of 2 buckets"):
+        write(batch(spark, [3], "a", 2), table_path, {**OPTIONS, "hoodie.index.bucket.engine": "SIMPLE"})
+    assert state(spark, table_path) == [("1", "1", "a"), ("2", "0", "a")]
+    assert np.all(key_hashes(pa.array(["1"]), ["id"]) >= 0)

@@ -109,6 +109,10 @@ def test_a_resize_splits_an_oversized_bucket_and_later_writes_follow_it(spark, t
     folder = posixpath.join(HASHING_METADATA_DIR, split_partition)
     names = sorted(posixpath.basename(f.path) for f in table.storage.list(folder))
     assert names == ["00000000000000.hashing_meta", f"{planned.timestamp}.commit", f"{planned.timestamp}.hashing_meta"]
+    # A commit marker lost in a crash after the replacecommit completed is made again on load.
+    table.storage.delete(posixpath.join(folder, f"{planned.timestamp}.commit"))
+    assert load_metadata(table, split_partition) == meta
+    assert table.storage.exists(posixpath.join(folder, f"{planned.timestamp}.commit"))
     # Every key moved to the file group of its node on the new ring.
     files = file_of_each_key(spark, table_path)
     assert all(fid == expected_file(table, str(int(k) % 2), k) for k, fid in files.items())
@@ -142,8 +146,36 @@ def test_refusals_with_clear_errors(spark, table_path):
         schedule_clustering(HoodieTable.load(table_path), {
             **OPTIONS, "hoodie.clustering.plan.strategy.class":
                 "org.apache.hudi.client.clustering.plan.strategy.SparkSizeBasedClusteringPlanStrategy"})
+    with pytest.raises(HoodieConfigError, match="delete_partition is not supported"):
+        write(batch(spark, [1], "a", 2), table_path, {**OPTIONS, "hoodie.datasource.write.operation": "delete_partition"})
     # The simple bucket engine cannot take over a consistent-hashing table's file groups.
     with pytest.raises(HoodieConfigError, match="not one of 2 buckets"):
         write(batch(spark, [3], "a", 2), table_path, {**OPTIONS, "hoodie.index.bucket.engine": "SIMPLE"})
     assert state(spark, table_path) == [("1", "1", "a"), ("2", "0", "a")]
     assert np.all(key_hashes(pa.array(["1"]), ["id"]) >= 0)
+
+
+def test_hudictl_cluster_resizes_with_the_index_options(spark, table_path):
+    """``hudictl cluster`` in its own process, as a scheduled job runs it: refused without the
+    index options, a resize with them."""
+    import subprocess
+    import sys
+
+    write(batch(spark, range(0, 100), "a", 1), table_path, OPTIONS)
+    before = state(spark, table_path)
+
+    def hudictl(*args):
+        return subprocess.run([sys.executable, "-m", "hudictl.cli", "cluster", "--base-path", table_path, *args],
+                              capture_output=True, text=True, timeout=300)
+    refused = hudictl()
+    assert refused.returncode != 0 and "CONSISTENT_HASHING" in refused.stderr
+    conf = [a for k, v in OPTIONS.items() if k.startswith("hoodie.index") or k.startswith("hoodie.bucket")
+            for a in ("--hoodie-conf", f"{k}={v}")]
+    done = hudictl(*conf, "--hoodie-conf", "hoodie.parquet.max.file.size=100", "--hoodie-conf",
+                   "hoodie.bucket.index.max.num.buckets=3")
+    assert done.returncode == 0, done.stderr
+    table = HoodieTable.load(table_path)
+    metas = [load_metadata(table, p) for p in ("0", "1")]
+    # max.num.buckets bounds each partition: one split each (every bucket is over 2 x 100 bytes).
+    assert [len(m.nodes) for m in metas] == [3, 3] and all(m.seq_no == 1 for m in metas)
+    assert state(spark, table_path) == before

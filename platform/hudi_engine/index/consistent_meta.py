@@ -6,8 +6,9 @@ files (JSON) and, for each that is committed, an empty ``<instant>.commit`` mark
 file (instant ``00000000000000``) is created by the first write to the partition and needs no
 marker; a resize writes its file before its replacecommit completes and the marker after. Loading
 takes the newest committed file; a newer file without a marker whose replacecommit did complete
-(the marker was lost in a crash) gets its marker then and wins, and one whose instant is still
-pending (or was rolled back) is ignored.
+(the marker was lost in a crash) gets its marker then and wins, as does one whose instant left
+the active timeline but whose file groups are the partition's latest (Hudi's commit marker
+recovery); one whose instant is still pending, or was rolled back, is ignored.
 """
 from __future__ import annotations
 
@@ -45,6 +46,7 @@ def load_metadata(table: HoodieTable, partition: str) -> HashingMetadata | None:
     if timestamp_of(newest) == INIT_INSTANT or (committed and committed[-1] == timestamp_of(newest)):
         return _read(storage, folder, newest)
     completed = {i.timestamp for i in table.timeline.filter([COMMIT, DELTA_COMMIT, REPLACE_COMMIT], completed=True)}
+    pending = {i.timestamp for i in table.timeline.pending()}
     chosen = next((n for n in files if committed and timestamp_of(n) == committed[-1]), None)
     for name in files:
         ts = timestamp_of(name)
@@ -54,7 +56,17 @@ def load_metadata(table: HoodieTable, partition: str) -> HashingMetadata | None:
             if ts not in committed:
                 commit_marker(storage, partition, ts)
             chosen = name
+        elif ts not in pending and _is_latest_layout(table, partition, _read(storage, folder, name)):
+            commit_marker(storage, partition, ts)
+            chosen = name
     return _read(storage, folder, chosen) if chosen else None
+
+
+def _is_latest_layout(table: HoodieTable, partition: str, metadata: HashingMetadata) -> bool:
+    """Whether a latest base file of the partition belongs to one of the metadata's buckets."""
+    prefixes = {n.file_id_prefix for n in metadata.nodes}
+    return any(s.base_file is not None and s.file_id.rsplit("-", 1)[0] in prefixes
+               for s in table.fs_view().latest_file_slices(partitions={partition}))
 
 
 def _read(storage: Storage, folder: str, name: str) -> HashingMetadata:

@@ -246,6 +246,10 @@ class _Write:
 
     def _check_input(self) -> None:
         columns = set(self.df.columns)
+        if self.consistent and self.operation == "delete_partition":
+            raise HoodieConfigError("delete_partition is not supported with the consistent-hashing bucket index here "
+                                    "(its buckets' file groups are named by the hashing metadata and would be "
+                                    "reused); delete the partition's records with operation delete instead")
         if self.index == BUCKET and self.operation in ("insert_overwrite", "insert_overwrite_table"):
             raise HoodieConfigError(f"{self.operation} is not supported with the BUCKET index here; use "
                                     "upsert/insert, or delete_partition and then insert")

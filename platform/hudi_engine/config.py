@@ -486,11 +486,14 @@ CLUSTERING_ASYNC_MAX_COMMITS = define("hoodie.clustering.async.max.commits", 4,
 CLUSTERING_PLAN_STRATEGY_CLASS = define(
     "hoodie.clustering.plan.strategy.class",
     "org.apache.hudi.client.clustering.plan.strategy.SparkSizeBasedClusteringPlanStrategy",
-    "How file slices are grouped (size based: small base files, by partition).")
+    "How file slices are grouped (size based: small base files, by partition; with the consistent-hashing "
+    "bucket index the default is SparkConsistentBucketClusteringPlanStrategy, which resizes buckets).")
 CLUSTERING_EXECUTION_STRATEGY_CLASS = define(
     "hoodie.clustering.execution.strategy.class",
     "org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy",
-    "How a group is rewritten (sorted by the sort columns, cut at the target file size).")
+    "How a group is rewritten (sorted by the sort columns, cut at the target file size; with the "
+    "consistent-hashing bucket index the default is SingleSparkJobConsistentHashingExecutionStrategy, "
+    "which writes each group's child buckets).")
 CLUSTERING_SMALL_FILE_LIMIT = define("hoodie.clustering.plan.strategy.small.file.limit", 314572800,
                                      "Base files below this size (bytes) are candidates.")
 CLUSTERING_MAX_BYTES_PER_GROUP = define("hoodie.clustering.plan.strategy.max.bytes.per.group", 2147483648,

@@ -179,3 +179,35 @@ def test_hudictl_cluster_resizes_with_the_index_options(spark, table_path):
     # max.num.buckets bounds each partition: one split each (every bucket is over 2 x 100 bytes).
     assert [len(m.nodes) for m in metas] == [3, 3] and all(m.seq_no == 1 for m in metas)
     assert state(spark, table_path) == before
+
+
+def test_a_resize_merges_small_buckets_and_compaction_keeps_them(spark, table_path):
+    from hudi_engine.services.compaction import run_compactions, schedule_compaction
+
+    opts = {**OPTIONS, "hoodie.bucket.index.num.buckets": "4", "hoodie.datasource.write.operation": "upsert"}
+    write(batch(spark, range(0, 80), "a", 1), table_path, opts)
+    write(batch(spark, range(0, 80, 4), "b", 2), table_path, opts)
+    before = state(spark, table_path)
+    merge = {**opts, "hoodie.bucket.index.min.num.buckets": "1", "hoodie.bucket.index.merge.threshold": "1.0"}
+    planned = schedule_clustering(HoodieTable.load(table_path), merge)
+    groups = requested_plan(HoodieTable.load(table_path).timeline, planned)["clusteringPlan"]["inputGroups"]
+    assert sorted(len(g["slices"]) for g in groups) == [4, 4]          # each partition's 4 buckets into one
+    run_clusterings(spark, HoodieTable.load(table_path), options=merge)
+    assert state(spark, table_path) == before
+    table = HoodieTable.load(table_path)
+    for partition in ("0", "1"):
+        meta = load_metadata(table, partition)
+        # One node left; as in Hudi the run found from the first bucket (backwards across the
+        # wrap: 1, 2, 3, then 0) keeps its last node's value, which covers the whole ring alone.
+        assert [n.value for n in meta.nodes] == [536870912] and meta.num_buckets == 4
+    assert len(table.fs_view().latest_file_slices()) == 2
+    # Updates log into the merged bucket; compaction folds them into its base file, same file group.
+    write(batch(spark, range(0, 80, 2), "c", 3), table_path, opts)
+    schedule_compaction(HoodieTable.load(table_path), opts, force=True)
+    run_compactions(spark, HoodieTable.load(table_path), options=opts)
+    expected = {k: v for k, _, v in before}
+    expected.update({str(i): "c" for i in range(0, 80, 2)})
+    assert state(spark, table_path) == sorted((k, str(int(k) % 2), v) for k, v in expected.items())
+    table = HoodieTable.load(table_path)
+    assert {s.file_id for s in table.fs_view().latest_file_slices()} == \
+        {load_metadata(table, p).nodes[0].file_id for p in ("0", "1")}

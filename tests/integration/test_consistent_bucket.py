@@ -211,3 +211,29 @@ def test_a_resize_merges_small_buckets_and_compaction_keeps_them(spark, table_pa
     table = HoodieTable.load(table_path)
     assert {s.file_id for s in table.fs_view().latest_file_slices()} == \
         {load_metadata(table, p).nodes[0].file_id for p in ("0", "1")}
+
+
+def test_an_interrupted_resize_is_run_again_and_its_stale_ring_never_used(spark, table_path):
+    """Stands in for a resize killed after writing its new ring but before completing: the
+    instant is inflight and ``<instant>.hashing_meta`` (with no marker) is on disk."""
+    from hudi_engine.index.consistent_hashing import HashingMetadata, Node
+    from hudi_engine.index.consistent_meta import save_metadata
+
+    opts = {**OPTIONS, "hoodie.datasource.write.operation": "upsert"}
+    write(batch(spark, range(0, 50), "a", 1), table_path, opts)
+    before = state(spark, table_path)
+    resize = {**OPTIONS, "hoodie.parquet.max.file.size": "100", "hoodie.bucket.index.max.num.buckets": "3"}
+    planned = schedule_clustering(HoodieTable.load(table_path), resize)
+    table = HoodieTable.load(table_path)
+    initial = load_metadata(table, "0")
+    table.timeline.transition_to_inflight(planned)
+    save_metadata(table.storage, HashingMetadata("0", planned.timestamp, 2, 1, (Node(2147483647, "stale"),)))
+    assert load_metadata(HoodieTable.load(table_path), "0") == initial      # its instant is not completed
+    assert state(spark, table_path) == before
+    assert run_clusterings(spark, HoodieTable.load(table_path), options=resize) == [planned.timestamp]
+    table = HoodieTable.load(table_path)
+    meta = load_metadata(table, "0")
+    assert meta.instant == planned.timestamp and len(meta.nodes) == 3 and "stale" not in {n.file_id_prefix for n in meta.nodes}
+    assert state(spark, table_path) == before
+    write(batch(spark, range(0, 50), "z", 5), table_path, opts)
+    assert state(spark, table_path) == sorted((str(i), str(i % 2), "z") for i in range(50))

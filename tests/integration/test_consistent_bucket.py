@@ -237,3 +237,15 @@ def test_an_interrupted_resize_is_run_again_and_its_stale_ring_never_used(spark,
     assert state(spark, table_path) == before
     write(batch(spark, range(0, 50), "z", 5), table_path, opts)
     assert state(spark, table_path) == sorted((str(i), str(i % 2), "z") for i in range(50))
+
+
+def test_inline_clustering_resizes_after_writes(spark, table_path):
+    opts = {**OPTIONS, "hoodie.datasource.write.operation": "upsert", "hoodie.clustering.inline": "true",
+            "hoodie.clustering.inline.max.commits": "2", "hoodie.parquet.max.file.size": "100",
+            "hoodie.bucket.index.max.num.buckets": "3"}
+    write(batch(spark, range(0, 40), "a", 1), table_path, opts)
+    assert load_metadata(HoodieTable.load(table_path), "0").seq_no == 0
+    write(batch(spark, range(0, 40, 2), "b", 2), table_path, opts)
+    table = HoodieTable.load(table_path)
+    assert [len(load_metadata(table, p).nodes) for p in ("0", "1")] == [3, 3]
+    assert state(spark, table_path) == sorted((str(i), str(i % 2), "b" if i % 2 == 0 else "a") for i in range(40))

@@ -177,6 +177,8 @@ SMALL_FILE_GROUP_CANDIDATES_LIMIT = define(
 PARQUET_COMPRESSION = define("hoodie.parquet.compression.codec", "gzip", "Parquet codec.")
 PARQUET_BLOCK_SIZE = define("hoodie.parquet.block.size", 125829120, "Parquet row group size.")
 PARQUET_PAGE_SIZE = define("hoodie.parquet.page.size", 1048576, "Parquet page size.")
+HFILE_COMPRESSION = define("hoodie.hfile.compression.algorithm", "GZ",
+                          "Codec of metadata-table HFiles and HFile log blocks: GZ or NONE.")
 COPY_ON_WRITE_RECORD_SIZE_ESTIMATE = define("hoodie.copyonwrite.record.size.estimate", 1024,
                                             "Bytes per record before any commit tells better.")
 COPY_ON_WRITE_INSERT_SPLIT_SIZE = define("hoodie.copyonwrite.insert.split.size", 500000,
@@ -229,6 +231,42 @@ COMPACTION_LOGFILE_SIZE_THRESHOLD = define("hoodie.compaction.logfile.size.thres
                                            "Only file groups with at least this many log bytes.")
 COMPACTION_LOGFILE_NUM_THRESHOLD = define("hoodie.compaction.logfile.num.threshold", 0,
                                           "Only file groups with at least this many log files.")
+
+# --- metadata table (HoodieMetadataConfig; Hudi 1.1 keys, the 1.0 names as alternatives) ---------
+METADATA_ENABLE = define("hoodie.metadata.enable", True,
+                         "Keep the metadata table (.hoodie/metadata): file listings and indexes.")
+METADATA_COMPACT_MAX_DELTA_COMMITS = define("hoodie.metadata.compact.max.delta.commits", 10,
+                                            "Metadata-table delta commits between its compactions.")
+METADATA_COLUMN_STATS_ENABLE = define("hoodie.metadata.index.column.stats.enable", False,
+                                      "Keep per-file column ranges in the column_stats partition.")
+METADATA_COLUMN_STATS_FILE_GROUP_COUNT = define("hoodie.metadata.index.column.stats.file.group.count", 2,
+                                                "File groups of the column_stats partition.")
+METADATA_COLUMN_STATS_COLUMNS = define("hoodie.metadata.index.column.stats.column.list", None,
+                                       "Columns (comma separated) to keep stats for; unset: the first "
+                                       "max.columns.to.index columns of the schema.")
+METADATA_COLUMN_STATS_MAX_COLUMNS = define("hoodie.metadata.index.column.stats.max.columns.to.index", 32,
+                                           "Without a column list, stats of this many leading columns.")
+METADATA_BLOOM_FILTER_ENABLE = define("hoodie.metadata.index.bloom.filter.enable", False,
+                                      "Keep base files' bloom filters in the bloom_filters partition.")
+METADATA_BLOOM_FILTER_FILE_GROUP_COUNT = define("hoodie.metadata.index.bloom.filter.file.group.count", 4,
+                                                "File groups of the bloom_filters partition.")
+METADATA_RECORD_INDEX_ENABLE = define("hoodie.metadata.global.record.level.index.enable", False,
+                                      "Keep the (global) record index: record key -> file group.",
+                                      alternatives=("hoodie.metadata.record.index.enable",))
+METADATA_RECORD_INDEX_MIN_FILE_GROUPS = define(
+    "hoodie.metadata.global.record.level.index.min.filegroup.count", 10,
+    "Fewest file groups of the record_index partition.",
+    alternatives=("hoodie.metadata.record.index.min.filegroup.count",))
+METADATA_RECORD_INDEX_MAX_FILE_GROUPS = define(
+    "hoodie.metadata.global.record.level.index.max.filegroup.count", 10000,
+    "Most file groups of the record_index partition.",
+    alternatives=("hoodie.metadata.record.index.max.filegroup.count",))
+METADATA_RECORD_INDEX_MAX_FILE_GROUP_BYTES = define("hoodie.metadata.record.index.max.filegroup.size",
+                                                    1024 * 1024 * 1024,
+                                                    "Record-index file group size to aim below (bytes).")
+METADATA_RECORD_INDEX_GROWTH_FACTOR = define("hoodie.metadata.record.index.growth.factor", 2.0,
+                                             "Record count multiplier when sizing the record index.")
+
 
 # --- read -----------------------------------------------------------------------------------------
 QUERY_TYPE = define("hoodie.datasource.query.type", "snapshot", "Query type.",
@@ -535,3 +573,11 @@ CLUSTERING_UPDATES_STRATEGY = define(
     "org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy",
     "What a write does with updates to file groups a pending clustering is rewriting (reject).",
     choices=("org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy",))
+
+# --- metadata table state and data skipping (table properties / read options) ---------------------
+TABLE_METADATA_PARTITIONS = define("hoodie.table.metadata.partitions", "",
+                                   "Metadata partitions built completely and kept in step (table property).")
+TABLE_METADATA_PARTITIONS_INFLIGHT = define("hoodie.table.metadata.partitions.inflight", "",
+                                            "Metadata partitions being built (table property).")
+ENABLE_DATA_SKIPPING = define("hoodie.enable.data.skipping", True,
+                              "Reads skip files whose column_stats ranges rule out the query's filters.")

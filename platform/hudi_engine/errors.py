@@ -31,3 +31,8 @@ class HoodieLockError(HoodieError):
 
 class HoodieClusteringUpdateError(HoodieError):
     """A write updates file groups that a pending clustering is rewriting."""
+
+
+class HoodieCorruptFileError(HoodieError, ValueError):
+    """A data file (an HFile, ...) is truncated or not in its format; the message names the file
+    and the offset where reading failed."""

@@ -19,6 +19,7 @@ from ..concurrency.locks import table_lock
 from ..config import HoodieConfig
 from ..file_group.fs_view import FileSystemView, LogFile
 from ..file_group.naming import parse_log_file_name
+from ..metadata_table.writer import sync_clean
 from ..storage import Storage
 from ..table.meta_client import HoodieTable
 from ..timeline.avro_models import CLEAN_METADATA, CLEANER_PLAN, decode_instant_avro, encode_instant_avro
@@ -166,6 +167,7 @@ def execute_clean(table: HoodieTable, pending: Instant, spark=None) -> Instant:
         "partitionMetadata": partitions,
         "version": 2,
     }
+    sync_clean(table, pending.timestamp, metadata)
     done = timeline.complete(pending, encode_instant_avro(CLEAN_METADATA, metadata))
     _progress(f"clean {pending.timestamp} completed: {metadata['totalFilesDeleted']} files deleted")
     return done

@@ -30,6 +30,7 @@ from ..errors import HoodieConfigError, HoodieError
 from ..file_group.fs_view import FileSlice
 from ..file_group.log_scanner import Visibility
 from ..file_group.naming import new_file_id, parse_base_file_name, parse_log_file_name
+from ..metadata_table.writer import sync_commit
 from ..read.file_slice import SliceMerge
 from ..read.plan import ReadPlan, merge_spec, table_schema
 from ..read.reader import scan
@@ -179,6 +180,7 @@ def _execute(spark: SparkSession, table: HoodieTable, requested: Instant, reques
     # Writers that started before the plan fail their own conflict check on its file groups, and
     # later ones are refused them: completing needs the lock only to order the timeline.
     with table_lock(table.storage.base_uri, cfg, f"completing clustering {requested.timestamp}", table.name):
+        sync_commit(table, requested.timestamp, meta, spark, all_keys_moved=True)
         timeline.complete(inflight, commit_metadata_json(meta))
     commit_resized(table, new_rings)
     table.storage.delete_dir(marker_dir(requested.timestamp))

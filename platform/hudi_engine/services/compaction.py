@@ -28,6 +28,7 @@ from ..read.log_merge import DELETES
 from ..read.plan import merge_spec, table_schema
 from ..schema.avro import META_FIELDS, add_meta_fields, arrow_to_avro, to_json
 from ..table.meta_client import HoodieTable
+from ..metadata_table.writer import sync_commit
 from ..timeline.avro_models import COMPACTION_PLAN, encode_instant_avro
 from ..timeline.instant import (COMMIT, COMPACTION, DELTA_COMMIT, REPLACE_COMMIT, Instant, State,
                                 new_instant_time)
@@ -112,6 +113,7 @@ def _execute(spark: SparkSession, table: HoodieTable, requested: Instant, option
         stats = [json.loads(r[0]) for r in indexes.mapInArrow(task, STAT_SCHEMA).collect()]
     meta = commit_metadata(stats, "compact", to_json(avro), plan.get("extraMetadata") or {})
     meta["compacted"] = True
+    sync_commit(table, requested.timestamp, meta, spark)
     timeline.complete(inflight, commit_metadata_json(meta))
     table.storage.delete_dir(marker_dir(requested.timestamp))
     _progress(f"committed compaction {requested.timestamp}: {sum(s['numWrites'] for s in stats)} records "

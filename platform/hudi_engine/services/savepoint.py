@@ -15,6 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from ..errors import HoodieError
+from ..metadata_table.writer import drop_for_restore
 from ..table.meta_client import HoodieTable
 from ..timeline.avro_models import (RESTORE_METADATA, RESTORE_PLAN, SAVEPOINT_METADATA,
                                     decode_instant_avro, encode_instant_avro)
@@ -125,6 +126,7 @@ def schedule_restore(table: HoodieTable, instant_time: str) -> Instant:
 
 def _execute(table: HoodieTable, restore: Instant) -> Instant:
     started = time.monotonic()
+    table = drop_for_restore(table)
     timeline = table.timeline
     plan = decode_instant_avro(timeline.read_details(Instant(restore.timestamp, RESTORE, State.REQUESTED)))
     if restore.state == State.REQUESTED:

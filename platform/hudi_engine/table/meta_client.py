@@ -126,7 +126,16 @@ class HoodieTable:
         return HoodieTable(self.storage, self.props)
 
     def fs_view(self) -> FileSystemView:
-        return FileSystemView(self.storage, self.timeline)
+        """The table's files: from the metadata table's files partition when it has one (no
+        directory listing), else listed."""
+        return FileSystemView(self.storage, self.timeline, self._listing)
+
+    @cached_property
+    def _listing(self) -> list | None:
+        from ..metadata_table.reader import metadata_reader
+
+        reader = metadata_reader(self)
+        return reader.file_listing() if reader is not None and reader.has("files") else None
 
 
 def merge_mode(options: HoodieConfig) -> str:

@@ -14,6 +14,7 @@ from collections import defaultdict
 from ..concurrency.heartbeat import delete_heartbeat, heartbeat_expired
 from ..file_group.log_file import UNKNOWN_WRITE_TOKEN, LogWriter, rollback_command_block
 from ..file_group.naming import parse_base_file_name, parse_log_file_name
+from ..metadata_table.writer import sync_rollback
 from ..table.meta_client import HoodieTable
 from ..timeline.avro_models import decode_instant_avro, encode_instant_avro
 from ..timeline.instant import COMPACTION, ROLLBACK, WRITE_ACTIONS, Instant, State, new_instant_time
@@ -147,6 +148,7 @@ def _execute(table: HoodieTable, rollback_instant: Instant, plan: dict, keep_req
         "version": 1,
         "instantsRollback": [{"commitTime": target["commitTime"], "action": target["action"]}],
     }
+    sync_rollback(table, rollback_instant.timestamp, metadata)
     return timeline.complete(rollback_instant, encode_instant_avro("HoodieRollbackMetadata", metadata))
 
 

@@ -26,6 +26,7 @@ from ..config import HoodieConfig
 from ..errors import HoodieClusteringUpdateError, HoodieConfigError, HoodieError, HoodieValidationError
 from ..file_group.fs_view import FileSlice
 from ..keygen import key_generator_from_config
+from ..metadata_table.writer import ensure_metadata, sync_commit
 from ..services.compaction import compact_inline
 from ..services.pending import pending_clustering_groups, pending_compaction_groups
 from ..services.inline import table_services_after_commit
@@ -70,6 +71,7 @@ def write(df: DataFrame, base_path: str, options: dict | None = None,
     with locked_table(table, cfg, "starting a write") as table:
         table = rollback_failed_writes(finish_pending_restore(table), conc.failed_writes,
                                        conc.heartbeat_expiry_ms)
+        table = ensure_metadata(df.sparkSession, table, cfg)
         job = _Write(df, table, cfg, operation, extra_metadata or {}, conc)
         job.begin()
     committed = job.run()
@@ -169,6 +171,7 @@ class _Write:
                 if self.conc.occ:
                     self._resolve_conflicts(stats, replaced)
                     lock.check_held()
+                sync_commit(self.table, self.instant.timestamp, meta, self.spark)
                 timeline.complete(inflight, commit_metadata_json(meta))
             self.table.storage.delete_dir(marker_dir(self.instant.timestamp))
         except BaseException as exc:

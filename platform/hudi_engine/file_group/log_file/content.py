@@ -10,12 +10,13 @@ from .parquet_block import parquet_block_records
 
 
 def data_block_records(block: LogBlock) -> pa.Table:
-    """Records of an Avro, CDC or Parquet data block. HFile blocks (metadata table) are not
-    decoded: their ``content`` is an HFile."""
+    """Records of an Avro, CDC or Parquet data block. HFile blocks (metadata table) hold
+    Avro datums keyed in an HFile: ``hfile_block_records`` gives them undecoded."""
     if block.block_type in (BlockType.AVRO_DATA_BLOCK, BlockType.CDC_DATA_BLOCK):
         return avro_block_records(block)
     if block.block_type == BlockType.PARQUET_DATA_BLOCK:
         return parquet_block_records(block)
     if block.block_type == BlockType.HFILE_DATA_BLOCK:
-        raise NotImplementedError("HFile data blocks are not decoded; their content is an HFile")
+        raise NotImplementedError("HFile data blocks are not decoded into a table; "
+                                  "hfile_block_records gives their (key, Avro datum) pairs and schema")
     raise ValueError(f"{block.block_type.name} is not a data block")

@@ -1,0 +1,73 @@
+"""Compacting the metadata table: every ``hoodie.metadata.compact.max.delta.commits`` delta commits
+each file group's base HFile and trusted log blocks are merged into a new base HFile, so lookups
+read one sorted file again. As in Hudi, it waits while any data write older than the newest delta
+commit is pending (its records could still be rolled back) and takes the instant time
+``<newest delta commit>001``. Slices older than the one before the new base are then deleted.
+"""
+from __future__ import annotations
+
+from .. import config as C
+from ..config import HoodieConfig
+from ..file_group.fs_view import FileSlice
+from ..table.meta_client import HoodieTable
+from ..timeline.avro_models import COMPACTION_PLAN, encode_instant_avro
+from ..timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, WRITE_ACTIONS, Instant, State
+from ..timeline.timeline import commit_metadata_json
+from ..write.base_file import marker_dir
+from ..write.commit import commit_metadata
+from ..services.compaction_plan import compaction_operation, delta_commits_since_compaction
+from .codec import SCHEMA_JSON, split
+from .file_groups import write_base
+from .layout import COMPACTION_SUFFIX
+
+KEEP_SLICES = 2      # the newest base and the one before it, for readers still on the old one
+
+
+def compact_if_due(mdt: HoodieTable, table: HoodieTable, current: str, spark=None) -> HoodieTable:
+    """Compact when due; ``current`` is the data instant about to sync (pending, not blocking)."""
+    cfg = HoodieConfig(table.props)
+    info = delta_commits_since_compaction(mdt.timeline.instants)
+    if info is None or info.count < cfg.get(C.METADATA_COMPACT_MAX_DELTA_COMMITS):
+        return mdt
+    deltas = [i for i in mdt.timeline.completed_writes() if i.action == DELTA_COMMIT]
+    newest = deltas[-1].timestamp
+    blocked = [i for i in table.timeline.pending(WRITE_ACTIONS) if i.timestamp != current and i.timestamp < newest]
+    if blocked:
+        return mdt
+    compact(mdt, table, newest + COMPACTION_SUFFIX)
+    return mdt.reload()
+
+
+def compact(mdt: HoodieTable, table: HoodieTable, instant: str) -> None:
+    from .reader import MetadataReader
+
+    reader = MetadataReader(table, mdt=mdt)
+    slices = [s for s in mdt.fs_view().latest_file_slices() if s.log_files]
+    if not slices:
+        return
+    plan = {"operations": [compaction_operation(s, 0) for s in slices], "extraMetadata": {},
+            "version": 2, "strategy": None, "preserveHoodieMetadata": False, "missingSchedulePartitions": []}
+    timeline = mdt.timeline
+    requested = timeline.create_requested(Instant(instant, COMPACTION, State.REQUESTED),
+                                          encode_instant_avro(COMPACTION_PLAN, plan))
+    timeline.transition_to_inflight(requested)
+    stats = [_compact_slice(reader, s, instant) for s in slices]
+    meta = commit_metadata(stats, "compact", SCHEMA_JSON)
+    meta["compacted"] = True
+    timeline.complete(Instant(instant, COMMIT, State.INFLIGHT), commit_metadata_json(meta))
+    mdt.storage.delete_dir(marker_dir(instant))
+    _drop_old_slices(mdt.reload())
+
+
+def _compact_slice(reader, file_slice: FileSlice, instant: str) -> dict:
+    items, _ = split(reader.slice_records(file_slice))   # deleted keys simply end here
+    return write_base(reader.mdt.storage, file_slice.partition, file_slice.file_id, instant, "0-0-0",
+                      items, prev_commit=file_slice.base_instant)
+
+
+def _drop_old_slices(mdt: HoodieTable) -> None:
+    storage = mdt.storage
+    for group in mdt.fs_view().file_groups():
+        for old in group.slices[:-KEEP_SLICES]:
+            for path in ([old.base_file.path] if old.base_file else []) + [f.path for f in old.log_files]:
+                storage.delete(path)

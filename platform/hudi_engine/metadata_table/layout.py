@@ -1,0 +1,116 @@
+"""Where the metadata table lives and what it is: a merge-on-read Hudi table under
+``.hoodie/metadata`` whose partitions index the data table (Hudi's HoodieBackedTableMetadata).
+
+Its instants carry the data table's instant times, so a reader trusts a metadata instant only when
+the data instant of the same time completed; the metadata table's own instants (initialization,
+compaction) are a completed data instant's time (or the zero time) plus a three-digit suffix.
+"""
+from __future__ import annotations
+
+import posixpath
+from typing import Callable
+
+from .. import config as C
+from ..config import HoodieConfig
+from ..storage import Storage
+from ..table.meta_client import PROPERTIES_FILE, HoodieTable
+from ..table.properties import table_checksum, write_properties_text
+from ..timeline.timeline import META_DIR
+
+MDT_DIR = f"{META_DIR}/metadata"
+FILES, COLUMN_STATS, BLOOM_FILTERS, RECORD_INDEX = "files", "column_stats", "bloom_filters", "record_index"
+ZERO_TIME = "00000000000000"       # Hudi's SOLO_COMMIT_TIMESTAMP (table version 6)
+INIT_SUFFIX = 10                   # initialization instants: <time>010, <time>011, ...
+COMPACTION_SUFFIX = "001"          # a compaction of the metadata table: <last delta commit>001
+PAYLOAD = "org.apache.hudi.metadata.HoodieMetadataPayload"
+KEYGEN = "org.apache.hudi.metadata.HoodieTableMetadataKeyGenerator"
+
+
+def mdt_storage(table: HoodieTable) -> Storage:
+    return Storage(posixpath.join(table.base_path, MDT_DIR))
+
+
+def wanted_partitions(cfg: HoodieConfig) -> list[str]:
+    """The metadata partitions a write's options ask for (files is the one every other needs)."""
+    if not cfg.get(C.METADATA_ENABLE):
+        return []
+    wanted = [FILES]
+    if cfg.get(C.METADATA_COLUMN_STATS_ENABLE):
+        wanted.append(COLUMN_STATS)
+    if cfg.get(C.METADATA_BLOOM_FILTER_ENABLE):
+        wanted.append(BLOOM_FILTERS)
+    if cfg.get(C.METADATA_RECORD_INDEX_ENABLE):
+        wanted.append(RECORD_INDEX)
+    return wanted
+
+
+def table_partitions(table: HoodieTable) -> list[str]:
+    """The metadata partitions the data table says are complete and in step."""
+    value = table.props.get(C.TABLE_METADATA_PARTITIONS.key, "")
+    return [p for p in value.split(",") if p]
+
+
+def set_table_partitions(table: HoodieTable, partitions: list[str], inflight: list[str] = ()) -> HoodieTable:
+    """Record in the data table's hoodie.properties which partitions readers may use: a partition
+    is listed only once it was built completely (while building it is 'inflight')."""
+    props = dict(table.props)
+    props[C.TABLE_METADATA_PARTITIONS.key] = ",".join(sorted(set(partitions)))
+    props[C.TABLE_METADATA_PARTITIONS_INFLIGHT.key] = ",".join(sorted(set(inflight)))
+    table.storage.write_text(PROPERTIES_FILE, write_properties_text(props))
+    return HoodieTable(table.storage, props)
+
+
+def mdt_properties(table: HoodieTable) -> dict[str, str]:
+    """hoodie.properties of the metadata table, as Hudi writes it for table version 6."""
+    name = f"{table.name}_metadata"
+    database = table.props.get(C.DATABASE_NAME.key, C.DATABASE_NAME.default)
+    return {
+        C.TABLE_NAME.key: name,
+        C.TABLE_TYPE.key: "MERGE_ON_READ",
+        C.TABLE_VERSION.key: "6",
+        C.TIMELINE_LAYOUT_VERSION.key: "1",
+        C.ARCHIVELOG_FOLDER.key: C.ARCHIVELOG_FOLDER.default,
+        C.BASE_FILE_FORMAT.key: "HFILE",
+        C.RECORDKEY_FIELDS.key: "key",
+        C.POPULATE_META_FIELDS.key: "false",
+        C.PAYLOAD_CLASS.key: PAYLOAD,
+        C.KEYGEN_CLASS.key: KEYGEN,
+        C.DROP_PARTITION_COLUMNS.key: "false",
+        C.TABLE_CHECKSUM.key: table_checksum(database, name),
+    }
+
+
+def open_mdt(table: HoodieTable) -> HoodieTable | None:
+    storage = mdt_storage(table)
+    return HoodieTable.load(storage.base_uri) if storage.exists(PROPERTIES_FILE) else None
+
+
+def create_mdt(table: HoodieTable) -> HoodieTable:
+    storage = mdt_storage(table)
+    props = mdt_properties(table)
+    storage.mkdirs(f"{META_DIR}/{props[C.ARCHIVELOG_FOLDER.key]}")
+    storage.write_text(PROPERTIES_FILE, write_properties_text(props))
+    return HoodieTable(storage, props)
+
+
+def delete_mdt(table: HoodieTable) -> HoodieTable:
+    """Hudi drops the metadata table when a write turns it off; a later write with it on rebuilds it."""
+    storage = mdt_storage(table)
+    if storage.exists(""):
+        storage.fs.delete_dir(storage.root)
+    return set_table_partitions(table, []) if table_partitions(table) or table.props.get(
+        C.TABLE_METADATA_PARTITIONS_INFLIGHT.key) else table
+
+
+def init_instant(data_time: str | None, index: int) -> str:
+    return f"{data_time or ZERO_TIME}{INIT_SUFFIX + index:03d}"
+
+
+def valid_instants(data_completed: set[str] | frozenset[str]) -> Callable[[str], bool]:
+    """Which metadata instants a reader may trust: a completed data instant's time, or one of the
+    metadata table's own instants made from one (or from the zero time)."""
+    anchors = set(data_completed) | {ZERO_TIME}
+
+    def valid(instant: str) -> bool:
+        return instant in data_completed or instant[:-3] in anchors
+    return valid

@@ -1,0 +1,152 @@
+"""Reading the metadata table: a partition's records, merged over each file group's base HFile and
+the log blocks of trusted instants (HoodieBackedTableMetadata's reader), on the driver.
+
+The files partition replaces directory listings; column_stats answers data skipping; the record
+index answers key lookups by reading only the file group a key hashes to, and in the base HFile
+only the block that can hold it.
+"""
+from __future__ import annotations
+
+import posixpath
+from collections import defaultdict
+from functools import cached_property
+from typing import Iterable
+
+from ..file_group.fs_view import FileSlice
+from ..file_group.log_scanner import read_valid_blocks
+from ..read.skipping import ColumnRange
+from ..storage import FileInfo
+from ..table.meta_client import HoodieTable
+from .codec import BaseFile, block_values
+from .keys import ALL_PARTITIONS_KEY, column_stats_key_prefix, file_group_index, files_key, partition_path_of_identifier
+from .layout import COLUMN_STATS, FILES, RECORD_INDEX, open_mdt, table_partitions, valid_instants
+from .merge import combine, is_live
+from .records import Delete, column_stats_of, files_of, partitions_of, record_location_of
+
+
+class MetadataReader:
+    def __init__(self, table: HoodieTable, mdt: HoodieTable | None = None, partitions: list[str] | None = None):
+        self.table = table
+        self.available = table_partitions(table) if partitions is None else partitions
+        self.mdt = mdt or (open_mdt(table) if self.available else None)
+        if self.mdt is None:
+            self.available = []
+
+    def has(self, partition: str) -> bool:
+        return partition in self.available
+
+    # --- what the data table needs -------------------------------------------------------------
+    def data_partitions(self) -> list[str]:
+        record = self.records(FILES, keys=[ALL_PARTITIONS_KEY]).get(ALL_PARTITIONS_KEY)
+        return partitions_of(record) if record else []
+
+    def file_listing(self) -> list[FileInfo]:
+        """Every data file the files partition lists (paths relative to the table's base path)."""
+        partitions = self.data_partitions()
+        records = self.records(FILES, keys=[files_key(p) for p in partitions])
+        listing = []
+        for p in partitions:
+            record = records.get(files_key(p))
+            for name, size in sorted(files_of(record).items()) if record else ():
+                listing.append(FileInfo(posixpath.join(p, name) if p else name, size))
+        return listing
+
+    def column_ranges(self, columns: Iterable[str], partitions: Iterable[str]) -> dict[str, dict[str, ColumnRange]]:
+        """file name → column → range, for the columns and data partitions asked for."""
+        prefixes = [column_stats_key_prefix(c, p) for c in columns for p in partitions]
+        out: dict[str, dict[str, ColumnRange]] = defaultdict(dict)
+        for record in self.records(COLUMN_STATS, prefixes=prefixes).values():
+            s = column_stats_of(record)
+            if not s.is_deleted:
+                out[s.file_name][s.column_name] = ColumnRange(s.min_value, s.max_value, s.null_count or 0,
+                                                              s.value_count or 0)
+        return dict(out)
+
+    def record_locations(self, keys: Iterable[str]) -> dict[str, tuple[str, str]]:
+        """record key → (data partition, file id) from the record index."""
+        found = self.records(RECORD_INDEX, keys=sorted(set(keys)))
+        out = {}
+        for key, record in found.items():
+            loc = record_location_of(record)
+            out[key] = (partition_path_of_identifier(loc.partition), loc.file_id)
+        return out
+
+    # --- merged records ------------------------------------------------------------------------
+    @cached_property
+    def _visible(self):
+        data = {i.timestamp for i in self.table.timeline.instants if i.is_completed}
+        trusted = valid_instants(data)
+        mdt_done = {i.timestamp for i in self.mdt.timeline.completed_writes()}
+        return lambda instant: instant in mdt_done and trusted(instant)
+
+    @cached_property
+    def _slices(self) -> dict[str, list[FileSlice]]:
+        by_partition: dict[str, list[FileSlice]] = defaultdict(list)
+        for s in self.mdt.fs_view().latest_file_slices():
+            by_partition[s.partition].append(s)
+        for slices in by_partition.values():
+            slices.sort(key=lambda s: s.file_id)
+        return by_partition
+
+    def file_group_count(self, partition: str) -> int:
+        return len(self._slices.get(partition, []))
+
+    def records(self, partition: str, keys: list[str] | None = None,
+                prefixes: list[str] | None = None) -> dict[str, dict]:
+        """Live merged records of a metadata partition: all, or those with the given keys / key
+        prefixes."""
+        if not self.has(partition):
+            return {}
+        slices = self._slices.get(partition, [])
+        if keys is not None and slices:
+            wanted: dict[int, list[str]] = defaultdict(list)
+            for key in keys:
+                wanted[file_group_index(key, len(slices))].append(key)
+            chosen = [(slices[i], ks) for i, ks in sorted(wanted.items())]
+        else:
+            chosen = [(s, None) for s in slices]
+        merged: dict[str, dict] = {}
+        for file_slice, slice_keys in chosen:
+            for k, v in self._read_slice(file_slice, slice_keys, prefixes).items():
+                if not isinstance(v, Delete) and is_live(v):
+                    merged[k] = v
+        return merged
+
+    def slice_records(self, file_slice: FileSlice) -> dict[str, dict | Delete]:
+        """Every merged value of one file slice, deletes included (for compaction)."""
+        return self._read_slice(file_slice, None, None)
+
+    def _read_slice(self, file_slice: FileSlice, keys: list[str] | None,
+                    prefixes: list[str] | None) -> dict[str, dict | Delete]:
+        storage = self.mdt.storage
+        values: dict[str, dict | Delete] = {}
+        wanted = set(keys) if keys is not None else None
+
+        def take(key: str, value) -> None:
+            if wanted is not None and key not in wanted:
+                return
+            if prefixes is not None and not key.startswith(tuple(prefixes)):
+                return
+            values[key] = combine(values.get(key), value)
+
+        if file_slice.base_file is not None:
+            base = BaseFile(storage.read_bytes(file_slice.base_file.path), file_slice.base_file.path)
+            if keys is not None:
+                for k in keys:
+                    take(k, base.get(k))
+            elif prefixes is not None:
+                for p in prefixes:
+                    for k, v in base.scan(p):
+                        take(k, v)
+            else:
+                for k, v in base.scan():
+                    take(k, v)
+        for block in read_valid_blocks(storage, file_slice.log_files, self._visible):
+            for k, v in block_values(block):
+                take(k, v)
+        return {k: v for k, v in values.items() if v is not None}
+
+
+def metadata_reader(table: HoodieTable) -> MetadataReader | None:
+    reader = MetadataReader(table)
+    return reader if reader.available else None

@@ -1,0 +1,384 @@
+"""Keeping the metadata table in step with the data table (HoodieBackedTableMetadataWriter).
+
+Every data action commits a delta commit of its own instant time to the metadata table just before
+it completes itself, so a reader trusts a metadata instant only once the data instant completed.
+A failed write's delta commit is rolled back with it; a restore drops the metadata table and the
+next write that asks for it builds it again from the table's files; a write that turns it off
+deletes it, as Hudi does. Partitions are built one at a time and listed in the data table's
+``hoodie.table.metadata.partitions`` only once complete, so a build that dies is simply redone.
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+from dataclasses import dataclass
+from typing import Iterator
+
+import pyarrow as pa
+
+from .. import config as C
+from ..config import HoodieConfig
+from ..errors import HoodieConfigError
+from ..file_group.fs_view import FileSystemView
+from ..file_group.naming import parse_base_file_name, parse_log_file_name
+from ..schema.avro import META_FIELDS, avro_to_arrow
+from ..storage import Storage
+from ..table.meta_client import PROPERTIES_FILE, HoodieTable
+from ..table.properties import read_properties_text
+from ..timeline.instant import DELTA_COMMIT, Instant, State
+from ..timeline.timeline import commit_metadata_json
+from ..write.base_file import marker_dir
+from ..write.commit import commit_metadata
+from .changes import Changes, clean_changes, commit_changes, rollback_changes
+from .codec import SCHEMA_JSON, combine_batch, split
+from .compaction import compact_if_due
+from .file_groups import write_base, write_log
+from .keys import ALL_PARTITIONS_KEY, PARTITION_TYPES, file_group_id, file_group_index, file_group_index_of_id
+from .records import encode, partitions_of, record_index_record
+from .layout import (BLOOM_FILTERS, COLUMN_STATS, FILES, RECORD_INDEX, create_mdt, delete_mdt, init_instant,
+                     mdt_storage, open_mdt, set_table_partitions, wanted_partitions)
+from .record_index import key_changes, snapshot_locations, written_files
+
+ORDER = (FILES, COLUMN_STATS, RECORD_INDEX, BLOOM_FILTERS)   # build order; index = init suffix offset
+TOKEN = "0-0-0"
+AVG_RECORD_INDEX_ENTRY = 48       # bytes per record-index entry when sizing its file groups
+
+
+def current_partitions(table: HoodieTable) -> list[str]:
+    """The complete metadata partitions, read from storage (another process may have changed them)."""
+    try:
+        props = read_properties_text(table.storage.read_text(PROPERTIES_FILE))
+    except FileNotFoundError:
+        return []
+    if not mdt_storage(table).exists(PROPERTIES_FILE):
+        return []
+    return [p for p in props.get(C.TABLE_METADATA_PARTITIONS.key, "").split(",") if p]
+
+
+def indexed_columns(table: HoodieTable, cfg: HoodieConfig | None = None) -> list[str]:
+    """Columns whose ranges go to column_stats: the configured list, else the record key and the
+    first data columns up to Hudi's limit."""
+    cfg = cfg or table.config
+    listed = cfg.get_list(C.METADATA_COLUMN_STATS_COLUMNS)
+    if listed:
+        return listed
+    schema = table.timeline.latest_schema() or table.props.get(C.CREATE_SCHEMA.key)
+    names = [f.name for f in avro_to_arrow(schema) if f.name not in META_FIELDS] if schema else []
+    return ([META_FIELDS[2]] if table.populate_meta_fields else []) + names[:cfg.get(C.METADATA_COLUMN_STATS_MAX_COLUMNS)]
+
+
+# --- turning it on and off -----------------------------------------------------------------------
+def ensure_metadata(spark, table: HoodieTable, cfg: HoodieConfig) -> HoodieTable:
+    """Make the metadata table hold what the write's options ask for: build missing partitions,
+    drop ones no longer wanted, or delete it all when ``hoodie.metadata.enable`` is false."""
+    wanted = wanted_partitions(cfg)
+    have = current_partitions(table)
+    if not wanted:
+        return delete_mdt(table) if (have or mdt_storage(table).exists("")) else table
+    dropped = [p for p in have if p not in wanted]
+    if dropped:
+        storage = mdt_storage(table)
+        for p in dropped:
+            storage.delete_dir(p)
+        have = [p for p in have if p in wanted]
+        table = set_table_partitions(table, have)
+    missing = [p for p in ORDER if p in wanted and p not in have]
+    if missing:
+        table = _build(spark, table, have, missing, cfg)
+    return table
+
+
+def _build(spark, table: HoodieTable, have: list[str], missing: list[str], cfg: HoodieConfig) -> HoodieTable:
+    if RECORD_INDEX in missing and not table.populate_meta_fields:
+        raise HoodieConfigError(
+            f"{C.METADATA_RECORD_INDEX_ENABLE.key}=true needs the record key column, and table "
+            f"{table.name} was written with hoodie.populate.meta.fields=false; turn the record index off")
+    mdt = open_mdt(table) if have else None
+    if mdt is None:
+        delete_mdt(table)
+        mdt = create_mdt(table)
+        have = []
+        missing = [p for p in ORDER if p in missing or p in wanted_partitions(cfg)]
+    table = set_table_partitions(table, have, inflight=missing)
+    completed = table.timeline.completed_writes()
+    anchor = completed[-1].timestamp if completed else None
+    listing = _committed_files(table)
+    for partition in missing:
+        instant = init_instant(anchor, ORDER.index(partition))
+        _progress(f"building metadata partition {partition} of {table.name} at {instant}")
+        if partition == RECORD_INDEX:
+            stats = _build_record_index(spark, table, mdt, instant, cfg)
+        else:
+            records = _initial_records(table, partition, listing, cfg, instant)
+            count = _file_group_count(partition, cfg, len(records))
+            stats = _write_groups(mdt, partition, instant, count, records, base_instants=None)
+        _complete(mdt, Instant(instant, DELTA_COMMIT, State.REQUESTED), stats, "bulk_insert", begin=True)
+        have = have + [partition]
+        table = set_table_partitions(table, have, inflight=[p for p in missing if p not in have])
+    return table
+
+
+def _committed_files(table: HoodieTable) -> dict[str, dict[str, int]]:
+    """partition → file name → size of the data files the completed timeline accounts for."""
+    view = FileSystemView(table.storage, table.timeline)
+    done = {i.timestamp for i in table.timeline.completed_writes()}
+    start = table.timeline.start
+    out: dict[str, dict[str, int]] = {}
+    for f in view.data_files():
+        name = f.path.rsplit("/", 1)[-1]
+        partition = f.path[:-len(name) - 1] if "/" in f.path else ""
+        base = parse_base_file_name(name)
+        if base is not None and not (base.instant in done or (start is not None and base.instant < start)):
+            continue
+        if base is None and parse_log_file_name(name) is None:
+            continue
+        out.setdefault(partition, {})[name] = f.size
+    return out
+
+
+def _initial_records(table: HoodieTable, partition: str, listing: dict[str, dict[str, int]],
+                     cfg: HoodieConfig, instant: str) -> list[dict]:
+    changes = Changes([partition])
+    if partition == FILES:
+        for p, files in listing.items():
+            changes.add_files(p, files)
+        return changes.finish(known_partitions=set()).get(FILES, [])
+    bases = [f"{p}/{n}" if p else n for p, files in listing.items() for n in files
+             if parse_base_file_name(n) is not None]
+    changes.base_file_stats(table.storage, bases, indexed_columns(table, cfg), instant)
+    return changes.records.get(partition, [])
+
+
+def _file_group_count(partition: str, cfg: HoodieConfig, records: int) -> int:
+    if partition == FILES:
+        return 1
+    if partition == COLUMN_STATS:
+        return cfg.get(C.METADATA_COLUMN_STATS_FILE_GROUP_COUNT)
+    if partition == BLOOM_FILTERS:
+        return cfg.get(C.METADATA_BLOOM_FILTER_FILE_GROUP_COUNT)
+    per_group = max(1, cfg.get(C.METADATA_RECORD_INDEX_MAX_FILE_GROUP_BYTES) // AVG_RECORD_INDEX_ENTRY)
+    wanted = math.ceil(records * cfg.get(C.METADATA_RECORD_INDEX_GROWTH_FACTOR) / per_group)
+    return max(cfg.get(C.METADATA_RECORD_INDEX_MIN_FILE_GROUPS),
+               min(wanted, cfg.get(C.METADATA_RECORD_INDEX_MAX_FILE_GROUPS)))
+
+
+def _build_record_index(spark, table: HoodieTable, mdt: HoodieTable, instant: str, cfg: HoodieConfig) -> list[dict]:
+    if spark is None:
+        raise HoodieConfigError("building the record index needs Spark; run it from a Spark write")
+    locations = snapshot_locations(spark, table.base_path).persist()
+    try:
+        count = _file_group_count(RECORD_INDEX, cfg, locations.count())
+        return _write_changes(spark, mdt, instant, locations, count, base_instants=None)
+    finally:
+        locations.unpersist()
+
+
+# --- writing records into file groups ------------------------------------------------------------
+def _write_groups(mdt: HoodieTable, partition: str, instant: str, count: int, records: list[dict],
+                  base_instants: dict[int, str] | None) -> list[dict]:
+    """Small partitions, on the driver: base files (``base_instants`` None) or one log file per
+    file group that receives records."""
+    groups: dict[int, dict] = {}
+    for key, value in combine_batch(records).items():
+        groups.setdefault(file_group_index(key, count), {})[key] = value
+    stats = []
+    indexes = range(count) if base_instants is None else sorted(groups)
+    for i in indexes:
+        items, deletes = split(groups.get(i, {}))
+        fid = _file_group_id(partition, i)
+        if base_instants is None:
+            stats.append(write_base(mdt.storage, partition, fid, instant, TOKEN, items))
+        else:
+            stats.append(write_log(mdt.storage, partition, fid, base_instants[i], instant, TOKEN, items, deletes))
+    return stats
+
+
+def _file_group_id(partition: str, index: int) -> str:
+    return file_group_id(next(t for t in PARTITION_TYPES if t.path == partition), index)
+
+
+@dataclass(frozen=True)
+class _EncodeChanges:
+    """Record-index changes → (file group, key, encoded record, deleted)."""
+    count: int
+    instant: str
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            keys, parts = batch.column(0).to_pylist(), batch.column(1).to_pylist()
+            fids, deleted = batch.column(2).to_pylist(), batch.column(3).to_pylist()
+            values = [b"" if d else encode(record_index_record(k, p, f, self.instant))
+                      for k, p, f, d in zip(keys, parts, fids, deleted)]
+            yield pa.RecordBatch.from_arrays(
+                [pa.array([file_group_index(k, self.count) for k in keys], pa.int32()), pa.array(keys, pa.string()),
+                 pa.array(values, pa.binary()), pa.array(deleted, pa.bool_())], schema=_ENCODED)
+
+
+_ENCODED = pa.schema([("fg", pa.int32()), ("key", pa.string()), ("value", pa.binary()), ("deleted", pa.bool_())])
+
+
+@dataclass(frozen=True)
+class _WriteGroup:
+    storage: Storage
+    instant: str
+    base_instants: dict[int, str] | None
+
+    def __call__(self, key, data: pa.Table) -> pa.Table:
+        import pyarrow.compute as pc
+
+        fg = int(key[0].as_py())
+        # A key moved partition in this instant is a delete and an insert: the insert wins.
+        order = pc.sort_indices(data, sort_keys=[("key", "ascending"), ("deleted", "ascending")])
+        data = data.take(order)
+        keys, values = data.column("key").to_pylist(), data.column("value").to_pylist()
+        deleted = data.column("deleted").to_pylist()
+        items, deletes, last = [], [], None
+        for k, v, d in zip(keys, values, deleted):
+            if k != last:
+                if d:
+                    deletes.append(k)
+                else:
+                    items.append((k.encode("utf-8"), v))
+                last = k
+        fid = _file_group_id(RECORD_INDEX, fg)
+        if self.base_instants is None:
+            stat = write_base(self.storage, RECORD_INDEX, fid, self.instant, _task_token(), items)
+        else:
+            stat = write_log(self.storage, RECORD_INDEX, fid, self.base_instants[fg], self.instant, _task_token(),
+                             items, deletes)
+        return pa.table({"stat": [json.dumps(stat)]})
+
+
+def _task_token() -> str:
+    from ..write.tasks import task_identity
+
+    return task_identity()[1]
+
+
+def _write_changes(spark, mdt: HoodieTable, instant: str, changes_df, count: int,
+                   base_instants: dict[int, str] | None) -> list[dict]:
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    encoded = changes_df.mapInArrow(_EncodeChanges(count, instant), from_arrow_schema(_ENCODED))
+    fn = _WriteGroup(mdt.storage, instant, base_instants)
+    rows = encoded.groupBy("fg").applyInArrow(lambda key, data: fn(key, data), "stat string").collect()
+    stats = [json.loads(r[0]) for r in rows]
+    if base_instants is None:       # every file group exists from the start, even an empty one
+        written = {s["fileId"] for s in stats}
+        for i in range(count):
+            if _file_group_id(RECORD_INDEX, i) not in written:
+                stats.append(write_base(mdt.storage, RECORD_INDEX, _file_group_id(RECORD_INDEX, i), instant, TOKEN, []))
+    return stats
+
+
+def _complete(mdt: HoodieTable, instant: Instant, stats: list[dict], operation: str, begin: bool) -> None:
+    timeline = mdt.timeline
+    if begin:
+        timeline.create_requested(instant)
+        timeline.transition_to_inflight(instant)
+    meta = commit_metadata(stats, operation, SCHEMA_JSON)
+    timeline.complete(instant.with_state(State.INFLIGHT), commit_metadata_json(meta))
+    mdt.storage.delete_dir(marker_dir(instant.timestamp))
+
+
+# --- keeping it in step ---------------------------------------------------------------------------
+class _Sync:
+    """One metadata delta commit for one data instant."""
+
+    def __init__(self, table: HoodieTable, instant: str, spark=None):
+        self.table, self.instant, self.spark = table, instant, spark
+        self.partitions = current_partitions(table)
+        self.mdt = open_mdt(table) if self.partitions else None
+
+    @property
+    def active(self) -> bool:
+        return self.mdt is not None
+
+    def run(self, changes: Changes, rli_df=None) -> None:
+        mdt = compact_if_due(self.mdt, self.table, self.instant, self.spark)
+        pending = Instant(self.instant, DELTA_COMMIT, State.REQUESTED)
+        existing = mdt.timeline.get(self.instant)
+        if existing is not None:       # a retry of this instant: start its delta commit afresh
+            from ..write.rollback import rollback
+
+            rollback(mdt, existing)
+            mdt = mdt.reload()
+        mdt.timeline.create_requested(pending)
+        mdt.timeline.transition_to_inflight(pending)
+        slices = {}
+        for s in mdt.fs_view().latest_file_slices():
+            slices.setdefault(s.partition, {})[s.file_id] = s.base_instant
+        known = set(self._known_partitions())
+        records = changes.finish(known_partitions=known)
+        stats = []
+        for partition in self.partitions:
+            bases = _indexed_bases(slices.get(partition, {}))
+            if partition == RECORD_INDEX:
+                if rli_df is not None:
+                    stats += _write_changes(self.spark, mdt, self.instant, rli_df, len(bases), bases)
+                continue
+            if records.get(partition):
+                stats += _write_groups(mdt, partition, self.instant, len(bases), records[partition], bases)
+        _complete(mdt, pending, stats, "upsert", begin=False)
+
+    def _known_partitions(self) -> list[str]:
+        from .reader import MetadataReader
+
+        reader = MetadataReader(self.table, self.mdt, self.partitions)
+        record = reader.records(FILES, keys=[ALL_PARTITIONS_KEY]).get(ALL_PARTITIONS_KEY)
+        return partitions_of(record) if record else []
+
+
+def _indexed_bases(by_file_id: dict[str, str]) -> dict[int, str]:
+    return {file_group_index_of_id(fid): base for fid, base in by_file_id.items()}
+
+
+def sync_commit(table: HoodieTable, instant: str, meta: dict, spark=None, all_keys_moved: bool = False) -> None:
+    """Before a write, compaction or clustering completes: its files, their ranges and bloom
+    filters, and (with Spark) where its keys now live."""
+    sync = _Sync(table, instant, spark)
+    if not sync.active:
+        return
+    changes = commit_changes(sync.partitions, table.storage, instant, meta, indexed_columns(table))
+    rli_df = None
+    if RECORD_INDEX in sync.partitions and not meta.get("compacted") and spark is not None:
+        previous = {(s.partition, s.file_id): s.base_file.path
+                    for s in table.fs_view().latest_file_slices() if s.base_file is not None}
+        rli_df = key_changes(spark, table.storage, instant, written_files(meta, previous, all_keys_moved))
+    sync.run(changes, rli_df)
+
+
+def sync_clean(table: HoodieTable, instant: str, clean_meta: dict) -> None:
+    sync = _Sync(table, instant)
+    if sync.active:
+        sync.run(clean_changes(sync.partitions, clean_meta, indexed_columns(table), instant))
+
+
+def sync_rollback(table: HoodieTable, instant: str, rollback_meta: dict) -> None:
+    """The rolled back instant's own delta commit goes (its records were never trusted), and the
+    rollback's deletes and command-block log files are recorded."""
+    sync = _Sync(table, instant)
+    if not sync.active:
+        return
+    from ..write.rollback import rollback
+
+    for target in rollback_meta.get("commitsRollback") or []:
+        found = sync.mdt.timeline.get(target)
+        if found is not None:
+            rollback(sync.mdt, found)
+            sync.mdt = sync.mdt.reload()
+    sync.run(rollback_changes(sync.partitions, rollback_meta))
+
+
+def drop_for_restore(table: HoodieTable) -> HoodieTable:
+    """A restore rewinds completed instants the metadata table may have compacted away: it is
+    dropped, and the next write with ``hoodie.metadata.enable`` builds it again."""
+    if current_partitions(table) or mdt_storage(table).exists(""):
+        _progress(f"restore of {table.name}: dropping the metadata table; the next write rebuilds it")
+        return delete_mdt(table)
+    return table
+
+
+def _progress(message: str) -> None:
+    print(f"[hudi] {message}", file=sys.stderr, flush=True)

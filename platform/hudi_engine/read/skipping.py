@@ -1,0 +1,172 @@
+"""Which file slices a query's filters can skip, from what the metadata table knows about files
+(column ranges, record-key locations) and from partition values. No I/O: the caller brings the
+statistics, so the rules are tested alone.
+
+Filters are conjunctive ``(column, op, value)`` triples, the form hudi-rs takes (``op`` one of
+``= != < <= > >= IN NOT IN IS NULL IS NOT NULL``). A slice is skipped only when its statistics
+prove no row can match; a slice without statistics for a filtered column is always read.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+import pyarrow as pa
+
+from ..errors import HoodieValidationError
+
+OPS = ("=", "!=", "<", "<=", ">", ">=", "IN", "NOT IN", "IS NULL", "IS NOT NULL")
+
+
+@dataclass(frozen=True)
+class Predicate:
+    column: str
+    op: str
+    value: Any = None
+
+    def __post_init__(self):
+        if self.op not in OPS:
+            raise HoodieValidationError(
+                f"filter on '{self.column}' has operator {self.op!r}; use one of {', '.join(OPS)}")
+
+
+@dataclass(frozen=True)
+class ColumnRange:
+    """One column of one file, as the column_stats partition stores it."""
+    min: Any
+    max: Any
+    null_count: int
+    value_count: int
+
+
+def predicates(filters: Iterable[Sequence] | None, schema: pa.Schema) -> list[Predicate]:
+    """Parse ``(column, op, value)`` triples, turning values to the column's type (hudi-rs takes
+    them as strings, so both strings and typed values are accepted)."""
+    out = []
+    for f in filters or ():
+        if isinstance(f, Predicate):
+            out.append(f)
+            continue
+        if len(f) not in (2, 3):
+            raise HoodieValidationError(f"a filter is (column, op, value); got {f!r}")
+        column, op = f[0], str(f[1]).strip().upper()
+        if column not in schema.names:
+            raise HoodieValidationError(
+                f"filter names column '{column}', which the table does not have; columns are "
+                f"{schema.names}")
+        value = f[2] if len(f) == 3 else None
+        typ = schema.field(column).type
+        if op in ("IN", "NOT IN"):
+            values = value.split(",") if isinstance(value, str) else list(value)
+            value = tuple(coerce(v, typ, column) for v in values)
+        elif op not in ("IS NULL", "IS NOT NULL"):
+            value = coerce(value, typ, column)
+        out.append(Predicate(column, op, value))
+    return out
+
+
+def coerce(value: Any, typ: pa.DataType, column: str) -> Any:
+    """A filter value as the Python type the column's statistics come in."""
+    if value is None:
+        return None
+    try:
+        if pa.types.is_integer(typ):
+            return int(value)
+        if pa.types.is_floating(typ):
+            return float(value)
+        if pa.types.is_decimal(typ):
+            return decimal.Decimal(str(value))
+        if pa.types.is_boolean(typ):
+            return value if isinstance(value, bool) else str(value).lower() == "true"
+        if pa.types.is_date(typ):
+            return value if isinstance(value, _dt.date) else _dt.date.fromisoformat(str(value))
+        if pa.types.is_timestamp(typ):
+            if isinstance(value, _dt.datetime):
+                ts = value
+            else:
+                ts = _dt.datetime.fromisoformat(str(value))
+            if typ.tz is not None and ts.tzinfo is None:
+                ts = ts.replace(tzinfo=_dt.timezone.utc)
+            return ts
+        if pa.types.is_string(typ) or pa.types.is_large_string(typ):
+            return str(value)
+    except (ValueError, TypeError, decimal.InvalidOperation) as exc:
+        raise HoodieValidationError(
+            f"filter value {value!r} for column '{column}' is not a {typ}: {exc}") from None
+    return value
+
+
+def may_match(pred: Predicate, stats: ColumnRange | None) -> bool:
+    """False only when the file's range proves no row satisfies ``pred``."""
+    if stats is None:
+        return True
+    non_null = stats.value_count - stats.null_count
+    if pred.op == "IS NULL":
+        return stats.null_count > 0
+    if pred.op == "IS NOT NULL":
+        return non_null > 0
+    if non_null <= 0:
+        return False          # only nulls: no comparison is true
+    lo, hi = stats.min, stats.max
+    if lo is None or hi is None:
+        return True
+    try:
+        return _compare(pred, lo, hi)
+    except TypeError:
+        return True           # a range of another type than the filter: never skip on doubt
+
+
+def _compare(pred: Predicate, lo: Any, hi: Any) -> bool:
+    v, op = pred.value, pred.op
+    if op == "=":
+        return lo <= v <= hi
+    if op == "!=":
+        return not (lo == hi == v)
+    if op == "<":
+        return lo < v
+    if op == "<=":
+        return lo <= v
+    if op == ">":
+        return hi > v
+    if op == ">=":
+        return hi >= v
+    if op == "IN":
+        return any(lo <= x <= hi for x in v)
+    if op == "NOT IN":
+        return not (lo == hi and lo in v)
+    return True
+
+
+def file_may_match(preds: Sequence[Predicate], columns: dict[str, ColumnRange] | None) -> bool:
+    if columns is None:
+        return True
+    return all(may_match(p, columns.get(p.column)) for p in preds)
+
+
+def key_lookup(preds: Sequence[Predicate], key_column: str | None) -> tuple[str, ...] | None:
+    """The record keys an equality/IN filter on the record key pins the query to (None: no such
+    filter, every file group stays)."""
+    keys: set[str] | None = None
+    for p in preds:
+        if key_column is None or p.column != key_column or p.op not in ("=", "IN"):
+            continue
+        these = {str(p.value)} if p.op == "=" else {str(v) for v in p.value}
+        keys = these if keys is None else keys & these
+    return None if keys is None else tuple(sorted(keys))
+
+
+def to_expression(pred: Predicate):
+    """The same predicate as a Spark column expression, so rows are filtered as files were."""
+    from pyspark.sql import functions as F
+
+    col, v = F.col(f"`{pred.column}`"), pred.value
+    if pred.op == "IN":
+        return col.isin(list(v))
+    if pred.op == "NOT IN":
+        return ~col.isin(list(v))
+    if pred.op in ("IS NULL", "IS NOT NULL"):
+        return col.isNull() if pred.op == "IS NULL" else col.isNotNull()
+    return {"=": col.__eq__, "!=": col.__ne__, "<": col.__lt__, "<=": col.__le__,
+            ">": col.__gt__, ">=": col.__ge__}[pred.op](v)

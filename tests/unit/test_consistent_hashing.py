@@ -11,6 +11,7 @@ from hudi_engine.config import HoodieConfig
 from hudi_engine.errors import HoodieConfigError, HoodieError
 from hudi_engine.file_group.fs_view import BaseFile, FileSlice
 from hudi_engine.index import consistent_hashing as ch
+from hudi_engine.metadata_table.hashing import xxh32
 from hudi_engine.services.clustering_plan import (CONSISTENT_BUCKET_STRATEGY, SINGLE_JOB_CONSISTENT_EXECUTION,
                                                   SIZE_BASED_STRATEGY, SORT_AND_SIZE_EXECUTION, strategies)
 from hudi_engine.services.consistent_clustering_plan import plan_consistent_clustering
@@ -55,10 +56,18 @@ HUDI_CHILDREN = """[ {
     ("0e3f8a1c-7b2d-4c5e-9f60-123456789abc", 2889033675), ("key-42" * 20, 4218694301),
 ])
 def test_xxhash32_matches_the_reference(value, expected):
-    assert ch.xxhash32(value.encode()) == expected
+    assert xxh32(value.encode()) == expected
     # Vectorized over mixed lengths, as the executors hash a batch.
     got = ch.xxhash32_utf8(pa.array([value, "other", value, ""]))
     assert got[0] == got[2] == expected and got[3] == 0x02CC5D05
+
+
+def test_vectorized_xxhash32_equals_the_scalar_one():
+    rng = np.random.default_rng(7)
+    alphabet = list("abcxyz0123456789-:_ é中\U0001F600")
+    values = ["".join(rng.choice(alphabet, size=int(n))) for n in rng.integers(0, 70, size=500)]
+    sliced = pa.array(["skip"] + values)[1:]                    # a sliced array (non-zero offset)
+    assert ch.xxhash32_utf8(sliced).tolist() == [xxh32(v.encode()) for v in values]
 
 
 def test_key_hashes_mask_and_join_the_hash_fields():

@@ -129,15 +129,10 @@ def _xxh32_same_length(block: np.ndarray, seed: int = 0) -> np.ndarray:
     return h
 
 
-def xxhash32(data: bytes, seed: int = 0) -> int:
-    """xxHash32 of one byte string (unsigned)."""
-    block = np.frombuffer(data, np.uint8).reshape(1, len(data))
-    return int(_xxh32_same_length(block, seed)[0])
-
-
 def xxhash32_utf8(values: pa.Array) -> np.ndarray:
-    """xxHash32 (seed 0) of each string's UTF-8 bytes, as uint64; inputs are grouped by length so
-    the hash runs as a few array operations."""
+    """xxHash32 (seed 0) of each string's UTF-8 bytes, as uint64: the vectorized form of
+    ``metadata_table.hashing.xxh32`` (inputs grouped by length, so a batch hashes as a few array
+    operations)."""
     values = pc.cast(values, pa.large_string())
     if values.null_count:
         values = pc.fill_null(values, "null")

@@ -208,8 +208,13 @@ def test_strategy_defaults_switch_with_the_index_and_refuse_mismatches():
     with pytest.raises(HoodieConfigError, match="MERGE_ON_READ tables only"):
         ch.check_engine(cfg(), "COPY_ON_WRITE")
     assert ch.bucket_limits(cfg()) == (2, 2)
-    with pytest.raises(HoodieConfigError, match="must hold"):
-        ch.bucket_limits(cfg(**{"hoodie.bucket.index.max.num.buckets": "1"}))
+    assert ch.bucket_limits(cfg(**{"hoodie.bucket.index.min.num.buckets": "1",
+                                   "hoodie.bucket.index.max.num.buckets": "8"})) == (1, 8)
+    # Hudi raises a max below num.buckets (and lowers a min above it) to num.buckets.
+    assert ch.bucket_limits(cfg(**{"hoodie.bucket.index.max.num.buckets": "1",
+                                   "hoodie.bucket.index.min.num.buckets": "5"})) == (2, 2)
+    with pytest.raises(HoodieConfigError, match="not a valid int"):
+        ch.bucket_limits(cfg(**{"hoodie.bucket.index.max.num.buckets": "many"}))
 
 
 def test_plan_records_children_and_sequence_in_each_group():

@@ -61,7 +61,8 @@ def check_engine(cfg: HoodieConfig, table_type: str) -> None:
 
 
 def bucket_limits(cfg: HoodieConfig) -> tuple[int, int]:
-    """(min, max) buckets a resize keeps a partition within; each defaults to num.buckets."""
+    """(min, max) buckets a resize keeps a partition within. As HoodieIndexConfig does, each
+    defaults to num.buckets, and a max below it or a min above it is raised or lowered to it."""
     num = cfg.get(C.BUCKET_INDEX_NUM_BUCKETS)
     values = []
     for prop in (C.BUCKET_INDEX_MIN_NUM_BUCKETS, C.BUCKET_INDEX_MAX_NUM_BUCKETS):
@@ -71,10 +72,7 @@ def bucket_limits(cfg: HoodieConfig) -> tuple[int, int]:
         except ValueError:
             raise HoodieConfigError(f"{prop.key}={raw!r} is not a valid int") from None
     low, high = values
-    if not low <= num <= high:
-        raise HoodieConfigError(f"{C.BUCKET_INDEX_MIN_NUM_BUCKETS.key} ({low}) <= {C.BUCKET_INDEX_NUM_BUCKETS.key} "
-                                f"({num}) <= {C.BUCKET_INDEX_MAX_NUM_BUCKETS.key} ({high}) must hold")
-    return low, high
+    return min(low, num), max(high, num)
 
 
 def ring_lookup(values: np.ndarray, hashes: np.ndarray) -> np.ndarray:

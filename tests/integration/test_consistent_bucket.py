@@ -97,8 +97,9 @@ def test_a_resize_splits_an_oversized_bucket_and_later_writes_follow_it(spark, t
     assert outputs == [1, 1, 1, 2]        # one split; the other buckets are rewritten, as Hudi plans it
     split_partition = sizes[-1][1]
 
-    # A write to a partition under resize is refused, and leaves the table as it was.
-    with pytest.raises(HoodieClusteringUpdateError, match="resizing"):
+    # Updates to buckets under resize are refused (Hudi's reject-update strategy), leaving the
+    # table as it was.
+    with pytest.raises(HoodieClusteringUpdateError, match="pending clustering " + planned.timestamp):
         write(batch(spark, [0, 1], "no", 9), table_path, opts)
     run_clusterings(spark, HoodieTable.load(table_path), options=resize)
     assert state(spark, table_path) == before
@@ -249,3 +250,18 @@ def test_inline_clustering_resizes_after_writes(spark, table_path):
     table = HoodieTable.load(table_path)
     assert [len(load_metadata(table, p).nodes) for p in ("0", "1")] == [3, 3]
     assert state(spark, table_path) == sorted((str(i), str(i % 2), "b" if i % 2 == 0 else "a") for i in range(40))
+
+
+def test_beside_a_pending_resize_empty_buckets_take_inserts(spark, table_path):
+    opts = {**OPTIONS, "hoodie.bucket.index.num.buckets": "8", "hoodie.datasource.write.operation": "upsert"}
+    write(batch(spark, [0], "a", 1), table_path, opts)                 # one bucket of partition "0" has data
+    planned = schedule_clustering(HoodieTable.load(table_path), opts)
+    table = HoodieTable.load(table_path)
+    stored = {s.file_id for s in table.fs_view().latest_file_slices()}
+    fresh = next(str(i) for i in range(2, 400, 2) if expected_file(table, "0", str(i)) not in stored)
+    write(batch(spark, [int(fresh)], "new", 2), table_path, opts)      # its bucket is in no resize group
+    with pytest.raises(HoodieClusteringUpdateError, match="pending clustering " + planned.timestamp):
+        write(batch(spark, [0], "upd", 3), table_path, opts)
+    run_clusterings(spark, HoodieTable.load(table_path), options=opts)
+    write(batch(spark, [0, int(fresh)], "upd", 4), table_path, opts)
+    assert state(spark, table_path) == sorted([("0", "0", "upd"), (fresh, "0", "upd")])

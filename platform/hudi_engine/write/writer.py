@@ -508,14 +508,9 @@ class _Write:
         ring (the metadata is created on a partition's first write); a bucket's file id is its
         node's prefix + "-0"."""
         partitions = sorted(r[0] for r in prepared.select(PARTITION_PATH).distinct().collect())
-        resizing = {p: ts for (p, _), ts in self.clustering.items()}
-        blocked = [p for p in partitions if p in resizing]
-        if blocked:
-            raise HoodieClusteringUpdateError(
-                f"this {self.operation} writes to partition '{blocked[0]}', whose consistent hashing buckets "
-                f"pending clustering {resizing[blocked[0]]} is resizing; its records could land in buckets "
-                "that the resize replaces. Run the clustering first (hudictl cluster --mode execute "
-                f"--base-path {self.table.base_path}), then retry this write")
+        # Beside a pending resize the committed ring still routes keys: records of buckets it
+        # rewrites are refused as updates to file groups under clustering (Hudi's reject-update
+        # strategy); a bucket with no file group yet is in no resize group, so it takes inserts.
         rings = {p: Ring(load_or_create_metadata(self.table, p, num_buckets)) for p in partitions}
         existing: dict[tuple[str, int], FileSlice] = {}
         for s in self.latest:

@@ -153,8 +153,21 @@ BUCKET_INDEX_NUM_BUCKETS = define("hoodie.bucket.index.num.buckets", 256,
 BUCKET_INDEX_HASH_FIELD = define("hoodie.bucket.index.hash.field", None,
                                  "BUCKET index: record key fields hashed (default: all of them).")
 BUCKET_INDEX_ENGINE = define("hoodie.index.bucket.engine", "SIMPLE",
-                             "BUCKET index: fixed buckets (SIMPLE); CONSISTENT_HASHING is not supported here.",
-                             choices=("SIMPLE",))
+                             "BUCKET index: fixed buckets (SIMPLE), or buckets on a hash ring that clustering "
+                             "splits and merges (CONSISTENT_HASHING, merge-on-read tables only).",
+                             choices=("SIMPLE", "CONSISTENT_HASHING"))
+BUCKET_INDEX_MAX_NUM_BUCKETS = define(
+    "hoodie.bucket.index.max.num.buckets", None,
+    "CONSISTENT_HASHING: most buckets a partition may be split into (unset: num.buckets, so no split).")
+BUCKET_INDEX_MIN_NUM_BUCKETS = define(
+    "hoodie.bucket.index.min.num.buckets", None,
+    "CONSISTENT_HASHING: fewest buckets a partition may be merged into (unset: num.buckets, so no merge).")
+BUCKET_SPLIT_THRESHOLD = define("hoodie.bucket.index.split.threshold", 2.0,
+                                "CONSISTENT_HASHING: a bucket whose file slice exceeds this x "
+                                "hoodie.parquet.max.file.size is split by clustering.")
+BUCKET_MERGE_THRESHOLD = define("hoodie.bucket.index.merge.threshold", 0.2,
+                                "CONSISTENT_HASHING: adjacent buckets whose slices are below this x "
+                                "hoodie.parquet.max.file.size are merged by clustering.")
 PARQUET_MAX_FILE_SIZE = define("hoodie.parquet.max.file.size", 125829120, "Target base file size.")
 PARQUET_SMALL_FILE_LIMIT = define("hoodie.parquet.small.file.limit", 104857600,
                                   "Files smaller than this receive new inserts; 0 disables.")
@@ -511,11 +524,14 @@ CLUSTERING_ASYNC_MAX_COMMITS = define("hoodie.clustering.async.max.commits", 4,
 CLUSTERING_PLAN_STRATEGY_CLASS = define(
     "hoodie.clustering.plan.strategy.class",
     "org.apache.hudi.client.clustering.plan.strategy.SparkSizeBasedClusteringPlanStrategy",
-    "How file slices are grouped (size based: small base files, by partition).")
+    "How file slices are grouped (size based: small base files, by partition; with the consistent-hashing "
+    "bucket index the default is SparkConsistentBucketClusteringPlanStrategy, which resizes buckets).")
 CLUSTERING_EXECUTION_STRATEGY_CLASS = define(
     "hoodie.clustering.execution.strategy.class",
     "org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy",
-    "How a group is rewritten (sorted by the sort columns, cut at the target file size).")
+    "How a group is rewritten (sorted by the sort columns, cut at the target file size; with the "
+    "consistent-hashing bucket index the default is SingleSparkJobConsistentHashingExecutionStrategy, "
+    "which writes each group's child buckets).")
 CLUSTERING_SMALL_FILE_LIMIT = define("hoodie.clustering.plan.strategy.small.file.limit", 314572800,
                                      "Base files below this size (bytes) are candidates.")
 CLUSTERING_MAX_BYTES_PER_GROUP = define("hoodie.clustering.plan.strategy.max.bytes.per.group", 2147483648,

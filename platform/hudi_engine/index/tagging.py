@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -20,6 +21,7 @@ from ..storage import Storage
 from ..write.base_file import PARTITION_PATH, RECORD_KEY
 from .bloom import MATCH_SCHEMA, RANGE_SCHEMA, BaseFileRef, CheckCandidates, KeyRanges
 from .bucket import bucket_ids
+from .consistent_hashing import check_engine, is_consistent_hashing, key_hashes, ring_lookup  # noqa: F401 (re-exported)
 
 SIMPLE, GLOBAL_SIMPLE, BLOOM, GLOBAL_BLOOM, BUCKET = "SIMPLE", "GLOBAL_SIMPLE", "BLOOM", "GLOBAL_BLOOM", "BUCKET"
 GLOBAL_INDEXES = (GLOBAL_SIMPLE, GLOBAL_BLOOM)
@@ -82,4 +84,23 @@ class AddBucket:
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             ids = bucket_ids(batch.column(RECORD_KEY), list(self.hash_fields), self.num_buckets)
+            yield batch.append_column(BUCKET_COLUMN, pa.array(ids, pa.int32()))
+
+
+@dataclass(frozen=True)
+class AddConsistentBucket:
+    """Executor side: each prepared record's node index on its partition's ring (``BUCKET_COLUMN``).
+    ``rings``: partition → the sorted node values of its hashing metadata."""
+    hash_fields: tuple[str, ...]
+    rings: dict
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        rings = {p: np.array(values, np.int64) for p, values in self.rings.items()}
+        for batch in batches:
+            hashes = key_hashes(batch.column(RECORD_KEY), self.hash_fields)
+            partitions = batch.column(PARTITION_PATH).to_numpy(zero_copy_only=False)
+            ids = np.zeros(batch.num_rows, np.int32)
+            for partition in set(partitions.tolist()):
+                rows = partitions == partition
+                ids[rows] = ring_lookup(rings[partition], hashes[rows])
             yield batch.append_column(BUCKET_COLUMN, pa.array(ids, pa.int32()))

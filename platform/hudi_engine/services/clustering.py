@@ -26,7 +26,7 @@ from pyspark.sql.pandas.types import from_arrow_schema
 from .. import config as C
 from ..concurrency.locks import locked_table, table_lock
 from ..config import HoodieConfig
-from ..errors import HoodieError
+from ..errors import HoodieConfigError, HoodieError
 from ..file_group.fs_view import FileSlice
 from ..file_group.log_scanner import Visibility
 from ..file_group.naming import new_file_id, parse_base_file_name, parse_log_file_name
@@ -43,8 +43,12 @@ from ..write.base_file import BaseFileWriter, WriteContext, marker_dir
 from ..write.commit import commit_metadata
 from ..write.spark_jobs import job_group
 from ..write.tasks import BULK_BUFFER_BYTES, STAT_SCHEMA, stats_batch, task_identity
-from .clustering_plan import (clustering_due, commits_since_clustering, plan_clustering,
+from ..index.consistent_hashing import is_consistent_hashing
+from ..index.consistent_meta import has_consistent_metadata
+from .clustering_plan import (clustering_due, commits_since_clustering, is_consistent_bucket_plan, plan_clustering,
                               sort_columns)
+from .consistent_clustering import (commit_resized, hash_fields_of, prepare_resize, resize_frame, resized_metadata,
+                                    save_resized, schedule_resize)
 from .compaction import operation_slice
 from .execution import run_pending
 from .layout import CURVE_KEY, LINEAR, curve_key, layout_strategy
@@ -69,8 +73,16 @@ def _schedule(table: HoodieTable, cfg: HoodieConfig, force: bool,
         return None
     _check_sort_columns(table, sort_columns(cfg))
     excluded = set(pending_compaction_groups(table)) | set(pending_clustering_groups(table))
-    requested_replace = plan_clustering(table.fs_view().latest_file_slices(), cfg, table.storage.uri,
-                                        excluded, extra_metadata)
+    if is_consistent_hashing(cfg):
+        requested_replace = schedule_resize(table, cfg, excluded, extra_metadata)
+    else:
+        if has_consistent_metadata(table.storage):
+            raise HoodieConfigError(
+                f"table {table.name} is indexed by consistent-hashing buckets; size-based clustering would move "
+                f"its records out of their buckets. Pass {C.INDEX_TYPE.key}=BUCKET and "
+                f"{C.BUCKET_INDEX_ENGINE.key}=CONSISTENT_HASHING to cluster it (which resizes its buckets)")
+        requested_replace = plan_clustering(table.fs_view().latest_file_slices(), cfg, table.storage.uri,
+                                            excluded, extra_metadata)
     if requested_replace is None:
         return None
     instant = Instant(new_instant_time(timeline.last_instant_time), REPLACE_COMMIT, State.REQUESTED)
@@ -133,6 +145,7 @@ def _execute(spark: SparkSession, table: HoodieTable, requested: Instant, reques
                .get(C.CLUSTERING_SORT_COLUMNS.key, "").split(",") if c.strip()]
     _check_sort_columns(table, columns)
     strategy = layout_strategy(cfg.get_str(C.LAYOUT_OPTIMIZE_STRATEGY)) if columns else LINEAR
+    resize = prepare_resize(table, groups) if is_consistent_bucket_plan(plan) else None
     schema = table_schema(table)
     data_schema = pa.schema([f for f in schema if f.name not in META_FIELDS])
     avro = arrow_to_avro(data_schema, table.name)
@@ -151,18 +164,25 @@ def _execute(spark: SparkSession, table: HoodieTable, requested: Instant, reques
               f"({strategy}{' on ' + ','.join(columns) if columns else ''})")
     with job_group(spark, f"hudi-clustering-{table.name}-{requested.timestamp}",
                    f"hudi clustering {requested.timestamp}"):
-        frames = [_group_frame(spark, table, ctx, group, merge, columns, strategy, target) for group in groups]
+        if resize is not None:
+            frames = [resize_frame(spark, table, ctx, group, tuple(slice_of(i) for i in group.get("slices") or []),
+                                   merge, resize, hash_fields_of(cfg), columns) for group in groups]
+        else:
+            frames = [_group_frame(spark, table, ctx, group, merge, columns, strategy, target) for group in groups]
         stats = [json.loads(r[0]) for r in reduce(DataFrame.unionByName, frames).collect()]
     replaced: dict[str, list[str]] = {}
     for group in groups:
         for info in group.get("slices") or []:
             replaced.setdefault(info.get("partitionPath") or "", []).append(info["fileId"])
     meta = commit_metadata(stats, "cluster", to_json(avro), plan.get("extraMetadata") or {}, replaced)
+    new_rings = resized_metadata(resize, requested.timestamp) if resize is not None else []
+    save_resized(table, new_rings)
     # Writers that started before the plan fail their own conflict check on its file groups, and
     # later ones are refused them: completing needs the lock only to order the timeline.
     with table_lock(table.storage.base_uri, cfg, f"completing clustering {requested.timestamp}", table.name):
         sync_commit(table, requested.timestamp, meta, spark, all_keys_moved=True)
         timeline.complete(inflight, commit_metadata_json(meta))
+    commit_resized(table, new_rings)
     table.storage.delete_dir(marker_dir(requested.timestamp))
     _progress(f"committed clustering {requested.timestamp}: {sum(s['numWrites'] for s in stats)} records "
               f"in {len(stats)} files, replacing {slices} file groups")

@@ -19,12 +19,17 @@ from ..errors import HoodieConfigError
 from ..file_group.fs_view import FileSlice
 from ..timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant
 from .compaction_plan import slice_metrics
+from ..index.consistent_hashing import is_consistent_hashing
 from .layout import layout_strategy
 
 CLUSTER_OPERATION = "CLUSTER"        # operationType of a clustering's requested replace metadata
 CLUSTERING_PLAN_VERSION = 1
 SIZE_BASED_STRATEGY = "org.apache.hudi.client.clustering.plan.strategy.SparkSizeBasedClusteringPlanStrategy"
 SORT_AND_SIZE_EXECUTION = "org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy"
+CONSISTENT_BUCKET_STRATEGY = "org.apache.hudi.client.clustering.plan.strategy.SparkConsistentBucketClusteringPlanStrategy"
+CONSISTENT_BUCKET_EXECUTION = "org.apache.hudi.client.clustering.run.strategy.SparkConsistentBucketClusteringExecutionStrategy"
+SINGLE_JOB_CONSISTENT_EXECUTION = \
+    "org.apache.hudi.client.clustering.run.strategy.SingleSparkJobConsistentHashingExecutionStrategy"
 NONE, RECENT_DAYS, SELECTED_PARTITIONS, DAY_ROLLING = "NONE", "RECENT_DAYS", "SELECTED_PARTITIONS", "DAY_ROLLING"
 
 
@@ -140,12 +145,46 @@ def sort_columns(cfg: HoodieConfig) -> list[str]:
     return cfg.get_list(C.CLUSTERING_SORT_COLUMNS)
 
 
-def check_strategies(cfg: HoodieConfig) -> None:
-    for prop, supported in ((C.CLUSTERING_PLAN_STRATEGY_CLASS, SIZE_BASED_STRATEGY),
-                            (C.CLUSTERING_EXECUTION_STRATEGY_CLASS, SORT_AND_SIZE_EXECUTION)):
-        value = cfg.get_str(prop)
-        if value.rsplit(".", 1)[-1] != supported.rsplit(".", 1)[-1]:
+def strategies(cfg: HoodieConfig) -> tuple[str, str]:
+    """The plan and execution strategy classes. As HoodieClusteringConfig does, their defaults
+    switch to the consistent-bucket ones when the index is the consistent-hashing bucket index,
+    which takes no other."""
+    consistent = is_consistent_hashing(cfg)
+    plan_default = CONSISTENT_BUCKET_STRATEGY if consistent else SIZE_BASED_STRATEGY
+    exec_default = SINGLE_JOB_CONSISTENT_EXECUTION if consistent else SORT_AND_SIZE_EXECUTION
+    plan = cfg.get_str(C.CLUSTERING_PLAN_STRATEGY_CLASS) if cfg.contains(C.CLUSTERING_PLAN_STRATEGY_CLASS) \
+        else plan_default
+    execution = cfg.get_str(C.CLUSTERING_EXECUTION_STRATEGY_CLASS) \
+        if cfg.contains(C.CLUSTERING_EXECUTION_STRATEGY_CLASS) else exec_default
+    short = lambda name: name.rsplit(".", 1)[-1]  # noqa: E731
+    if consistent:
+        if short(plan) != short(CONSISTENT_BUCKET_STRATEGY):
+            raise HoodieConfigError(f"Consistent hashing bucket index only supports clustering plan strategy: "
+                                    f"{CONSISTENT_BUCKET_STRATEGY} ({C.CLUSTERING_PLAN_STRATEGY_CLASS.key}={plan!r})")
+        if short(execution) not in (short(CONSISTENT_BUCKET_EXECUTION), short(SINGLE_JOB_CONSISTENT_EXECUTION)):
+            raise HoodieConfigError(f"Consistent hashing bucket index only supports clustering execution strategy: "
+                                    f"{CONSISTENT_BUCKET_EXECUTION} or {SINGLE_JOB_CONSISTENT_EXECUTION} "
+                                    f"({C.CLUSTERING_EXECUTION_STRATEGY_CLASS.key}={execution!r})")
+        return plan, execution
+    for value, prop, supported in ((plan, C.CLUSTERING_PLAN_STRATEGY_CLASS, SIZE_BASED_STRATEGY),
+                                   (execution, C.CLUSTERING_EXECUTION_STRATEGY_CLASS, SORT_AND_SIZE_EXECUTION)):
+        if short(value) in (short(CONSISTENT_BUCKET_STRATEGY), short(CONSISTENT_BUCKET_EXECUTION),
+                            short(SINGLE_JOB_CONSISTENT_EXECUTION)):
+            raise HoodieConfigError(f"{prop.key}={value!r} is only applicable to a table with the consistent hash "
+                                    f"index ({C.INDEX_TYPE.key}=BUCKET, {C.BUCKET_INDEX_ENGINE.key}=CONSISTENT_HASHING)")
+        if short(value) != short(supported):
             raise HoodieConfigError(f"{prop.key}={value!r} is not supported; use {supported}")
+    return plan, execution
+
+
+def is_consistent_bucket_plan(plan: Mapping) -> bool:
+    """Whether a clustering plan resizes consistent-hashing buckets (its groups carry child nodes)."""
+    name = ((plan.get("strategy") or {}).get("strategyClassName") or "").rsplit(".", 1)[-1]
+    return name in (CONSISTENT_BUCKET_EXECUTION.rsplit(".", 1)[-1], SINGLE_JOB_CONSISTENT_EXECUTION.rsplit(".", 1)[-1])
+
+
+def check_strategies(cfg: HoodieConfig) -> None:
+    strategies(cfg)
     strategy = layout_strategy(cfg.get_str(C.LAYOUT_OPTIMIZE_STRATEGY))
     if strategy != "linear" and not sort_columns(cfg):
         raise HoodieConfigError(f"{C.LAYOUT_OPTIMIZE_STRATEGY.key}={strategy} orders rows on "
@@ -181,7 +220,7 @@ def plan_clustering(file_slices: Iterable[FileSlice], cfg: HoodieConfig, uri,
     params = {C.CLUSTERING_SORT_COLUMNS.key: ",".join(columns)} if columns else {}
     plan = {
         "inputGroups": groups,
-        "strategy": {"strategyClassName": cfg.get_str(C.CLUSTERING_EXECUTION_STRATEGY_CLASS),
+        "strategy": {"strategyClassName": strategies(cfg)[1],
                      "strategyParams": params, "version": 1},
         "extraMetadata": dict(extra_metadata or {}),
         "version": CLUSTERING_PLAN_VERSION,

@@ -41,8 +41,10 @@ from ..timeline.timeline import commit_metadata_json
 from .base_file import META_FIELDS, PARTITION_PATH, RECORD_KEY, WriteContext, marked_data_files, marker_dir
 from .commit import commit_metadata, totals, workload_profile
 from ..index.bucket import bucket_of, new_bucket_file_id
-from ..index.tagging import (BUCKET, BUCKET_COLUMN, GLOBAL_INDEXES, AddBucket, index_type, stored_locations,
-                             updates_partition_path)
+from ..index.consistent_meta import load_or_create_metadata
+from ..index.consistent_hashing import Ring
+from ..index.tagging import (BUCKET, BUCKET_COLUMN, GLOBAL_INDEXES, AddBucket, AddConsistentBucket, check_engine,
+                             index_type, is_consistent_hashing, stored_locations, updates_partition_path)
 from .log_append import AppendFileGroup, append_target
 from .merge import OP_COLUMN, MergeSpec
 from .planner import SizingPolicy, SmallFile, Target, average_record_size, plan_inserts
@@ -84,10 +86,12 @@ def _open_or_create(df: DataFrame, base_path: str, cfg: HoodieConfig) -> HoodieT
     if HoodieTable.exists(base_path):
         table = HoodieTable.load(base_path)
         table.check_write_options(cfg)
+        check_engine(cfg, table.table_type)
         if table.version != 6:
             raise HoodieConfigError(
                 f"{base_path} is a table of version {table.version}; this engine writes version 6 only")
         return table
+    check_engine(cfg, cfg.get_str(C.TABLE_TYPE).upper())
     keygen = key_generator_from_config(cfg)
     name = cfg.require(C.TABLE_NAME, "a new table needs a name")
     data_schema = _data_schema(df)
@@ -110,6 +114,10 @@ class _Write:
         self.keygen = key_generator_from_config(cfg)
         self.ordering = cfg.get_str(C.PRECOMBINE_FIELD)
         self.index = index_type(cfg)
+        self.consistent = is_consistent_hashing(cfg)
+        # Conflicts under the simple bucket engine are by bucket number; consistent buckets' file
+        # ids are fixed by the hashing metadata, so they compare as file groups.
+        self.by_bucket = self.index == BUCKET and not self.consistent
         self.extra = {**{k: v for k, v in cfg.raw().items() if k.startswith(COMMIT_META_PREFIX)}, **extra}
         self.is_replace = operation in REPLACE_OPERATIONS
         self.is_mor = table.table_type == "MERGE_ON_READ"
@@ -217,7 +225,7 @@ class _Write:
         timeline = self.table.reload().timeline
         found = candidates(timeline.instants, self.known_at_start, self.instant.timestamp)
         touches = [t for t in (touch_of(timeline, i) for i in found) if t is not None]
-        conflicts = find_conflicts(our_file_groups(stats, replaced), touches, self.index == BUCKET)
+        conflicts = find_conflicts(our_file_groups(stats, replaced), touches, self.by_bucket)
         if conflicts:
             raise _Conflicted(conflicts)
 
@@ -235,12 +243,16 @@ class _Write:
         if self.conc.early_check_commits:
             found = candidates(timeline.instants, self.known_at_start, ts)
             touches += [t for t in (touch_of(timeline, i) for i in found) if t is not None]
-        conflicts = find_conflicts(groups, touches, self.index == BUCKET)
+        conflicts = find_conflicts(groups, touches, self.by_bucket)
         if conflicts:
             raise _Conflicted(conflicts)
 
     def _check_input(self) -> None:
         columns = set(self.df.columns)
+        if self.consistent and self.operation == "delete_partition":
+            raise HoodieConfigError("delete_partition is not supported with the consistent-hashing bucket index here "
+                                    "(its buckets' file groups are named by the hashing metadata and would be "
+                                    "reused); delete the partition's records with operation delete instead")
         if self.index == BUCKET and self.operation in ("insert_overwrite", "insert_overwrite_table"):
             raise HoodieConfigError(f"{self.operation} is not supported with the BUCKET index here; use "
                                     "upsert/insert, or delete_partition and then insert")
@@ -441,17 +453,12 @@ class _Write:
             raise HoodieConfigError(f"{C.BUCKET_INDEX_HASH_FIELD.key} names {bad}, which are not record key "
                                     f"fields ({', '.join(self.keygen.record_key_fields)})")
         num_buckets = self.cfg.get(C.BUCKET_INDEX_NUM_BUCKETS)
-        existing: dict[tuple[str, int], FileSlice] = {}
-        for s in self.latest:
-            bucket = bucket_of(s.file_id)
-            if bucket is None or bucket >= num_buckets:
-                raise HoodieConfigError(
-                    f"file group {s.file_id} in partition '{s.partition}' is not one of "
-                    f"{num_buckets} buckets ({C.BUCKET_INDEX_NUM_BUCKETS.key}); a table's bucket count "
-                    "cannot change, and a table written with another index cannot take the bucket index")
-            existing[(s.partition, bucket)] = s
+        if self.consistent:
+            existing, adder, file_of = self._consistent_buckets(prepared, hash_fields, num_buckets)
+        else:
+            existing, adder, file_of = self._simple_buckets(hash_fields, num_buckets)
         schema = _with_internal_columns(self.df).add(BUCKET_COLUMN, "integer")
-        bucketed = prepared.mapInArrow(AddBucket(tuple(hash_fields), num_buckets), schema).persist()
+        bucketed = prepared.mapInArrow(adder, schema).persist()
         try:
             counts = self._count_by(bucketed, [PARTITION_PATH, BUCKET_COLUMN])
             routes, targets, inserts, updates = [], {}, defaultdict(int), {}
@@ -459,7 +466,7 @@ class _Write:
                 stored = existing.get((partition, bucket))
                 if stored is None and self.operation == "delete":
                     continue
-                file_id = stored.file_id if stored else new_bucket_file_id(bucket)
+                file_id = stored.file_id if stored else file_of(partition, bucket)
                 routes.append((partition, bucket, file_id))
                 if stored is None:
                     targets[file_id] = Target(partition, file_id, None, None)
@@ -482,6 +489,43 @@ class _Write:
             return self._merge_groups(tagged, targets, appends)
         finally:
             bucketed.unpersist()
+
+    def _simple_buckets(self, hash_fields: list[str], num_buckets: int):
+        """The simple engine: bucket = hash mod num.buckets; a new bucket's file id starts with it."""
+        existing: dict[tuple[str, int], FileSlice] = {}
+        for s in self.latest:
+            bucket = bucket_of(s.file_id)
+            if bucket is None or bucket >= num_buckets:
+                raise HoodieConfigError(
+                    f"file group {s.file_id} in partition '{s.partition}' is not one of "
+                    f"{num_buckets} buckets ({C.BUCKET_INDEX_NUM_BUCKETS.key}); a table's bucket count "
+                    "cannot change, and a table written with another index cannot take the bucket index")
+            existing[(s.partition, bucket)] = s
+        return existing, AddBucket(tuple(hash_fields), num_buckets), lambda _p, bucket: new_bucket_file_id(bucket)
+
+    def _consistent_buckets(self, prepared: DataFrame, hash_fields: list[str], num_buckets: int):
+        """The consistent-hashing engine: bucket = index of the key's node on its partition's
+        ring (the metadata is created on a partition's first write); a bucket's file id is its
+        node's prefix + "-0"."""
+        partitions = sorted(r[0] for r in prepared.select(PARTITION_PATH).distinct().collect())
+        # Beside a pending resize the committed ring still routes keys: records of buckets it
+        # rewrites are refused as updates to file groups under clustering (Hudi's reject-update
+        # strategy); a bucket with no file group yet is in no resize group, so it takes inserts.
+        rings = {p: Ring(load_or_create_metadata(self.table, p, num_buckets)) for p in partitions}
+        existing: dict[tuple[str, int], FileSlice] = {}
+        for s in self.latest:
+            ring = rings.get(s.partition)
+            if ring is None:
+                continue
+            node = ring.node_of_file(s.file_id)
+            if node is None:
+                raise HoodieConfigError(
+                    f"file group {s.file_id} in partition '{s.partition}' is not a bucket of its consistent "
+                    f"hashing metadata ({ring.metadata.filename}); a table written with another index or "
+                    "bucket engine cannot take the consistent-hashing bucket index")
+            existing[(s.partition, node)] = s
+        adder = AddConsistentBucket(tuple(hash_fields), {p: tuple(int(v) for v in r.values) for p, r in rings.items()})
+        return existing, adder, lambda partition, bucket: rings[partition].nodes[bucket].file_id
 
     def _assign_inserts(self, inserts: DataFrame, buckets) -> DataFrame:
         """Route each insert to a bucket by a hash of its key, so duplicates meet in one group."""

@@ -87,12 +87,14 @@ class IndexSpec:
                                   default=256, minimum=1, maximum=100000)
 
 
+_NEEDS_METADATA_TABLE = ("metadataTable.columnStats, bloomFilters and recordIndex live in the metadata table: "
+                         "set metadataTable.enabled to true or turn them off")
+
+
 @cel(Rule(rule="self.enabled || !(self.columnStats || self.bloomFilters || self.recordIndex)",
-          message="metadataTable.columnStats, bloomFilters and recordIndex need metadataTable.enabled",
-          field_path=".enabled",
+          message=_NEEDS_METADATA_TABLE, field_path=".enabled",
           check=lambda m: m.enabled or not (m.column_stats or m.bloom_filters or m.record_index),
-          explain=lambda m: "metadataTable.columnStats, bloomFilters and recordIndex live in the metadata "
-                            "table: set metadataTable.enabled to true or turn them off"))
+          explain=lambda m: _NEEDS_METADATA_TABLE))
 @model
 class MetadataTableSpec:
     """The metadata table (.hoodie/metadata): file listings without directory scans, and indexes

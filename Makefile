@@ -6,7 +6,7 @@ JAVA_PKG    := openjdk-17-jre-headless
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 
-.PHONY: env java services demo test test-slow bench bench-mor bench-cdc bench-streamer bench-clean bench-cluster bench-index clean
+.PHONY: env java services demo test test-slow bench bench-mor bench-cdc bench-streamer bench-clean bench-cluster bench-index bench-lookup clean
 
 env: java $(VENV)/.installed
 
@@ -58,6 +58,9 @@ bench-cluster: env
 
 bench-index: env
 	$(BIN)/python -m benchmarks.index
+
+bench-lookup: env
+	$(BIN)/python -m benchmarks.lookup
 
 clean:
 	rm -rf $(VENV) .pytest_cache demo-lakehouse

@@ -63,7 +63,7 @@ def main() -> None:
         table = HoodieTable.load(path)
         mdt = open_mdt(table)
         newest = mdt.timeline.completed_writes()[-1].timestamp
-        compact(mdt, table, newest + COMPACTION_SUFFIX)
+        compact(mdt, table, newest + COMPACTION_SUFFIX, spark)
         table = HoodieTable.load(path)
         files = len(plan_read(table).slices)
         key = f"k{int(n * 0.61):012d}"

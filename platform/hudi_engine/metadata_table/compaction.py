@@ -6,6 +6,11 @@ commit is pending (its records could still be rolled back) and takes the instant
 """
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
+
+import pyarrow as pa
+
 from .. import config as C
 from ..config import HoodieConfig
 from ..file_group.fs_view import FileSlice
@@ -19,6 +24,7 @@ from ..services.compaction_plan import compaction_operation, delta_commits_since
 from .codec import SCHEMA_JSON, split
 from .file_groups import write_base
 from .layout import COMPACTION_SUFFIX
+from .reader import SliceReader
 
 KEEP_SLICES = 2      # the newest base and the one before it, for readers still on the old one
 
@@ -34,14 +40,15 @@ def compact_if_due(mdt: HoodieTable, table: HoodieTable, current: str, spark=Non
     blocked = [i for i in table.timeline.pending(WRITE_ACTIONS) if i.timestamp != current and i.timestamp < newest]
     if blocked:
         return mdt
-    compact(mdt, table, newest + COMPACTION_SUFFIX)
+    compact(mdt, table, newest + COMPACTION_SUFFIX, spark)
     return mdt.reload()
 
 
-def compact(mdt: HoodieTable, table: HoodieTable, instant: str) -> None:
+def compact(mdt: HoodieTable, table: HoodieTable, instant: str, spark=None) -> None:
+    """Merge every file slice with log files into a new base HFile: one Spark task per file group
+    when Spark is at hand (the record index is as big as the table's key set), else in-process."""
     from .reader import MetadataReader
 
-    reader = MetadataReader(table, mdt=mdt)
     slices = [s for s in mdt.fs_view().latest_file_slices() if s.log_files]
     if not slices:
         return
@@ -51,7 +58,15 @@ def compact(mdt: HoodieTable, table: HoodieTable, instant: str) -> None:
     requested = timeline.create_requested(Instant(instant, COMPACTION, State.REQUESTED),
                                           encode_instant_avro(COMPACTION_PLAN, plan))
     timeline.transition_to_inflight(requested)
-    stats = [_compact_slice(reader, s, instant) for s in slices]
+    task = _CompactSlices(MetadataReader(table, mdt=mdt).slice_reader, tuple(slices), instant)
+    if spark is None:
+        stats = [task.compact(i) for i in range(len(slices))]
+    else:
+        from pyspark.sql.pandas.types import from_arrow_schema
+
+        indexes = spark.range(len(slices), numPartitions=max(1, min(len(slices), 64)))
+        out = indexes.mapInArrow(task, from_arrow_schema(pa.schema([("stat", pa.string())])))
+        stats = [json.loads(r[0]) for r in out.collect()]
     meta = commit_metadata(stats, "compact", SCHEMA_JSON)
     meta["compacted"] = True
     timeline.complete(Instant(instant, COMMIT, State.INFLIGHT), commit_metadata_json(meta))
@@ -59,10 +74,22 @@ def compact(mdt: HoodieTable, table: HoodieTable, instant: str) -> None:
     _drop_old_slices(mdt.reload())
 
 
-def _compact_slice(reader, file_slice: FileSlice, instant: str) -> dict:
-    items, _ = split(reader.slice_records(file_slice))   # deleted keys simply end here
-    return write_base(reader.mdt.storage, file_slice.partition, file_slice.file_id, instant, "0-0-0",
-                      items, prev_commit=file_slice.base_instant)
+@dataclass(frozen=True)
+class _CompactSlices:
+    reader: SliceReader
+    slices: tuple[FileSlice, ...]
+    instant: str
+
+    def compact(self, index: int) -> dict:
+        file_slice = self.slices[index]
+        items, _ = split(self.reader.read(file_slice))   # deleted keys simply end here
+        return write_base(self.reader.storage, file_slice.partition, file_slice.file_id, self.instant, "0-0-0",
+                          items, prev_commit=file_slice.base_instant)
+
+    def __call__(self, batches):
+        for batch in batches:
+            stats = [json.dumps(self.compact(i)) for i in batch.column(0).to_pylist()]
+            yield pa.RecordBatch.from_pydict({"stat": stats})
 
 
 def _drop_old_slices(mdt: HoodieTable) -> None:

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import posixpath
 from collections import defaultdict
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterable
 
 from ..file_group.fs_view import FileSlice
 from ..file_group.log_scanner import read_valid_blocks
 from ..read.skipping import ColumnRange
-from ..storage import FileInfo
+from ..storage import FileInfo, Storage
 from ..table.meta_client import HoodieTable
 from .codec import BaseFile, block_values
 from .keys import ALL_PARTITIONS_KEY, column_stats_key_prefix, file_group_index, files_key, partition_path_of_identifier
@@ -73,13 +74,6 @@ class MetadataReader:
 
     # --- merged records ------------------------------------------------------------------------
     @cached_property
-    def _visible(self):
-        data = {i.timestamp for i in self.table.timeline.instants if i.is_completed}
-        trusted = valid_instants(data)
-        mdt_done = {i.timestamp for i in self.mdt.timeline.completed_writes()}
-        return lambda instant: instant in mdt_done and trusted(instant)
-
-    @cached_property
     def _slices(self) -> dict[str, list[FileSlice]]:
         by_partition: dict[str, list[FileSlice]] = defaultdict(list)
         for s in self.mdt.fs_view().latest_file_slices():
@@ -112,13 +106,30 @@ class MetadataReader:
                     merged[k] = v
         return merged
 
-    def slice_records(self, file_slice: FileSlice) -> dict[str, dict | Delete]:
-        """Every merged value of one file slice, deletes included (for compaction)."""
-        return self._read_slice(file_slice, None, None)
+    @cached_property
+    def slice_reader(self) -> "SliceReader":
+        return SliceReader(self.mdt.storage, frozenset(i.timestamp for i in self.mdt.timeline.completed_writes()),
+                           frozenset(i.timestamp for i in self.table.timeline.instants if i.is_completed))
 
     def _read_slice(self, file_slice: FileSlice, keys: list[str] | None,
                     prefixes: list[str] | None) -> dict[str, dict | Delete]:
-        storage = self.mdt.storage
+        return self.slice_reader.read(file_slice, keys, prefixes)
+
+
+@dataclass(frozen=True)
+class SliceReader:
+    """Merges one metadata file slice (base HFile, then trusted log blocks in order); picklable, so
+    compaction runs it in Spark tasks."""
+    storage: Storage
+    mdt_completed: frozenset[str]
+    data_completed: frozenset[str]
+
+    def visible(self, instant: str) -> bool:
+        return instant in self.mdt_completed and valid_instants(self.data_completed)(instant)
+
+    def read(self, file_slice: FileSlice, keys: list[str] | None = None,
+             prefixes: list[str] | None = None) -> dict[str, dict | Delete]:
+        """Merged values of the slice (all, or the given keys / key prefixes), deletes included."""
         values: dict[str, dict | Delete] = {}
         wanted = set(keys) if keys is not None else None
 
@@ -130,7 +141,7 @@ class MetadataReader:
             values[key] = combine(values.get(key), value)
 
         if file_slice.base_file is not None:
-            base = BaseFile(storage.read_bytes(file_slice.base_file.path), file_slice.base_file.path)
+            base = BaseFile(self.storage.read_bytes(file_slice.base_file.path), file_slice.base_file.path)
             if keys is not None:
                 for k in keys:
                     take(k, base.get(k))
@@ -141,7 +152,7 @@ class MetadataReader:
             else:
                 for k, v in base.scan():
                     take(k, v)
-        for block in read_valid_blocks(storage, file_slice.log_files, self._visible):
+        for block in read_valid_blocks(self.storage, file_slice.log_files, self.visible):
             for k, v in block_values(block, keys, prefixes):
                 take(k, v)
         return {k: v for k, v in values.items() if v is not None}

@@ -1,0 +1,43 @@
+"""Which metadata-table instants readers trust, how its own instants are named, and its
+hoodie.properties: pure rules, no Spark."""
+from hudi_engine.config import HoodieConfig
+from hudi_engine.metadata_table.layout import (init_instant, mdt_properties, valid_instants,
+                                               wanted_partitions)
+from hudi_engine.table.meta_client import HoodieTable
+from hudi_engine.storage import Storage
+
+
+def test_trusted_instants_are_completed_data_instants_and_the_tables_own():
+    valid = valid_instants({"20240101000000000", "20240102000000000"})
+    assert valid("20240101000000000")
+    assert not valid("20240103000000000")                    # a data write not (yet) completed
+    assert valid("00000000000000010")                        # initialization on an empty table
+    assert valid("20240102000000000011")                     # initialization after a data instant
+    assert valid("20240102000000000001")                     # a compaction of the metadata table
+    assert not valid("20240103000000000001")                 # made from an instant that never completed
+
+
+def test_initialization_instants_follow_hudi_0_14():
+    assert init_instant(None, 0) == "00000000000000010"
+    assert init_instant("20240102000000000", 2) == "20240102000000000012"
+
+
+def test_which_partitions_a_write_asks_for():
+    assert wanted_partitions(HoodieConfig({})) == ["files"]                       # on by default
+    assert wanted_partitions(HoodieConfig({"hoodie.metadata.enable": "false",
+                                           "hoodie.metadata.record.index.enable": "true"})) == []
+    assert wanted_partitions(HoodieConfig({"hoodie.metadata.index.column.stats.enable": "true",
+                                           "hoodie.metadata.record.index.enable": "true"})) == [
+        "files", "column_stats", "record_index"]
+
+
+def test_metadata_table_properties_are_hudis(tmp_path):
+    table = HoodieTable(Storage(str(tmp_path)), {"hoodie.table.name": "trips", "hoodie.database.name": "lake"})
+    props = mdt_properties(table)
+    assert props["hoodie.table.name"] == "trips_metadata"
+    assert props["hoodie.table.type"] == "MERGE_ON_READ"
+    assert props["hoodie.table.base.file.format"] == "HFILE"
+    assert props["hoodie.populate.meta.fields"] == "false"
+    assert props["hoodie.compaction.payload.class"] == "org.apache.hudi.metadata.HoodieMetadataPayload"
+    assert props["hoodie.table.keygenerator.class"] == "org.apache.hudi.metadata.HoodieTableMetadataKeyGenerator"
+    assert props["hoodie.table.recordkey.fields"] == "key"

@@ -15,6 +15,8 @@ def test_trusted_instants_are_completed_data_instants_and_the_tables_own():
     assert valid("20240102000000000011")                     # initialization after a data instant
     assert valid("20240102000000000001")                     # a compaction of the metadata table
     assert not valid("20240103000000000001")                 # made from an instant that never completed
+    archived = valid_instants({"20240102000000000"}, data_start="20240102000000000")
+    assert archived("20240101000000000")                     # archived after it completed
 
 
 def test_initialization_instants_follow_hudi_0_14():

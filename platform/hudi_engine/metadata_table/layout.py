@@ -106,11 +106,13 @@ def init_instant(data_time: str | None, index: int) -> str:
     return f"{data_time or ZERO_TIME}{INIT_SUFFIX + index:03d}"
 
 
-def valid_instants(data_completed: set[str] | frozenset[str]) -> Callable[[str], bool]:
-    """Which metadata instants a reader may trust: a completed data instant's time, or one of the
-    metadata table's own instants made from one (or from the zero time)."""
+def valid_instants(data_completed: set[str] | frozenset[str], data_start: str | None = None) -> Callable[[str], bool]:
+    """Which metadata instants a reader may trust: a completed data instant's time (archived ones,
+    older than the active timeline's start, completed too), or one of the metadata table's own
+    instants made from one (or from the zero time)."""
     anchors = set(data_completed) | {ZERO_TIME}
 
     def valid(instant: str) -> bool:
-        return instant in data_completed or instant[:-3] in anchors
+        return (instant in data_completed or instant[:-3] in anchors
+                or (data_start is not None and instant < data_start))
     return valid

@@ -109,7 +109,8 @@ class MetadataReader:
     @cached_property
     def slice_reader(self) -> "SliceReader":
         return SliceReader(self.mdt.storage, frozenset(i.timestamp for i in self.mdt.timeline.completed_writes()),
-                           frozenset(i.timestamp for i in self.table.timeline.instants if i.is_completed))
+                           frozenset(i.timestamp for i in self.table.timeline.instants if i.is_completed),
+                           self.table.timeline.start)
 
     def _read_slice(self, file_slice: FileSlice, keys: list[str] | None,
                     prefixes: list[str] | None) -> dict[str, dict | Delete]:
@@ -123,9 +124,10 @@ class SliceReader:
     storage: Storage
     mdt_completed: frozenset[str]
     data_completed: frozenset[str]
+    data_start: str | None = None
 
     def visible(self, instant: str) -> bool:
-        return instant in self.mdt_completed and valid_instants(self.data_completed)(instant)
+        return instant in self.mdt_completed and valid_instants(self.data_completed, self.data_start)(instant)
 
     def read(self, file_slice: FileSlice, keys: list[str] | None = None,
              prefixes: list[str] | None = None) -> dict[str, dict | Delete]:

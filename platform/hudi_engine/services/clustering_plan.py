@@ -214,14 +214,20 @@ def plan_clustering(file_slices: Iterable[FileSlice], cfg: HoodieConfig, uri,
             groups.append({"slices": [slice_info(s, uri) for s in slices],
                            "metrics": group_metrics(slices, default_size),
                            "numOutputFileGroups": outputs, "extraMetadata": None, "version": 1})
+    return requested_replace(groups, cfg, strategies(cfg)[1], extra_metadata)
+
+
+def requested_replace(groups: list[dict], cfg: HoodieConfig, execution_class: str,
+                      extra_metadata: Mapping[str, str] | None) -> dict | None:
+    """The ``HoodieRequestedReplaceMetadata`` of a clustering with these input groups (None: no
+    group, so no plan)."""
     if not groups:
         return None
     columns = sort_columns(cfg)
     params = {C.CLUSTERING_SORT_COLUMNS.key: ",".join(columns)} if columns else {}
     plan = {
         "inputGroups": groups,
-        "strategy": {"strategyClassName": strategies(cfg)[1],
-                     "strategyParams": params, "version": 1},
+        "strategy": {"strategyClassName": execution_class, "strategyParams": params, "version": 1},
         "extraMetadata": dict(extra_metadata or {}),
         "version": CLUSTERING_PLAN_VERSION,
         "preserveHoodieMetadata": True,

@@ -20,8 +20,7 @@ from ..config import HoodieConfig
 from ..file_group.fs_view import FileSlice
 from ..index.consistent_hashing import (HashingMetadata, Ring, SliceSize, bucket_limits, group_extra_metadata,
                                         new_file_id_prefix, plan_resize)
-from .clustering_plan import CLUSTER_OPERATION, CLUSTERING_PLAN_VERSION, filter_partitions, group_metrics, \
-    slice_info, sort_columns, strategies
+from .clustering_plan import filter_partitions, group_metrics, requested_replace, slice_info, strategies
 
 
 def slice_size(s: FileSlice) -> int:
@@ -67,15 +66,4 @@ def plan_consistent_clustering(file_slices: Iterable[FileSlice], metadata: Mappi
                            "numOutputFileGroups": g.num_outputs,
                            "extraMetadata": group_extra_metadata(partition, g.children, meta.seq_no),
                            "version": 1})
-    if not groups:
-        return None
-    columns = sort_columns(cfg)
-    params = {C.CLUSTERING_SORT_COLUMNS.key: ",".join(columns)} if columns else {}
-    plan = {
-        "inputGroups": groups,
-        "strategy": {"strategyClassName": execution, "strategyParams": params, "version": 1},
-        "extraMetadata": dict(extra_metadata or {}),
-        "version": CLUSTERING_PLAN_VERSION,
-        "preserveHoodieMetadata": True,
-    }
-    return {"operationType": CLUSTER_OPERATION, "clusteringPlan": plan, "extraMetadata": {}, "version": 1}
+    return requested_replace(groups, cfg, execution, extra_metadata)

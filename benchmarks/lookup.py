@@ -6,10 +6,11 @@ pair measured in the same run.
     .venv/bin/python -m benchmarks.lookup --rows 20000000
     .venv/bin/python -m benchmarks.lookup --quick          # 500k rows: a smoke test
 
-Setup (not timed): N rows (the index benchmark's rows: key ``k`` + 12-digit id, 10 partitions by a
-hash of the id) go in by ``bulk_insert`` with the metadata table's column_stats and record index
-on, so each file holds a contiguous run of ids; then the metadata table is compacted, as it is
-every ``hoodie.metadata.compact.max.delta.commits`` commits.
+Setup: N rows (the index benchmark's rows: key ``k`` + 12-digit id, 10 partitions by a hash of the
+id) go in by ``bulk_insert`` (GLOBAL_SORT, so each file holds a contiguous run of ids) once with the
+metadata table off (timed: the baseline write) and once with its column_stats and record index on
+(timed: what keeping them costs); then the metadata table is compacted (not timed), as it is every
+``hoodie.metadata.compact.max.delta.commits`` commits.
 
 Timed (best of 3, each a whole query through ``read(..., filters=...)`` up to the collected rows):
 
@@ -56,10 +57,14 @@ def main() -> None:
     work = tempfile.mkdtemp(prefix="bench-lookup-")
     path = f"{work}/table"
     try:
-        _log(f"== {n:,} rows: building (bulk_insert with column_stats and the record index)")
-        opts = {**BASE, **INDEXES, "hoodie.datasource.write.table.type": "COPY_ON_WRITE",
-                "hoodie.datasource.write.operation": "bulk_insert"}
-        write(rows(spark, n), path, opts)
+        _log(f"== {n:,} rows: bulk_insert without the metadata table, then with column_stats and the record index")
+        opts = {**BASE, "hoodie.datasource.write.table.type": "COPY_ON_WRITE",
+                "hoodie.datasource.write.operation": "bulk_insert", "hoodie.bulkinsert.sort.mode": "GLOBAL_SORT"}
+        plain = timed(f"{n:,} rows, bulk_insert without the metadata table", n,
+                      lambda: write(rows(spark, n), f"{work}/plain", {**opts, "hoodie.metadata.enable": "false"}))
+        shutil.rmtree(f"{work}/plain")
+        indexed = timed(f"{n:,} rows, bulk_insert keeping column_stats and the record index", n,
+                        lambda: write(rows(spark, n), path, {**opts, **INDEXES}))
         table = HoodieTable.load(path)
         mdt = open_mdt(table)
         newest = mdt.timeline.completed_writes()[-1].timestamp
@@ -80,7 +85,7 @@ def main() -> None:
 
                 def query(options=options, filters=filters, collected=collected):
                     collected["rows"] = len(read(spark, path, options, filters=filters).collect())
-                runs = [timed(f"{n:,} rows, {name} lookup {label}", 1, query) for _ in range(REPEAT)]
+                runs = [timed(f"{n:,} rows, {name} lookup {label}", n, query) for _ in range(REPEAT)]
                 slices = len(plan_read(table, options, filters).slices)
                 phases[(name, label)] = (best_of(runs), slices)
                 answers[(name, label)] = collected["rows"]
@@ -88,12 +93,12 @@ def main() -> None:
         expected = n // 1000
         assert answers[("range", "with data skipping")] == answers[("range", "without data skipping")] == expected
         lines = [
-            f"{n:,} rows in {files} base files (COPY_ON_WRITE, bulk_insert), metadata table with column_stats "
-            f"and the record index, compacted{' — SMALL SCALE (--quick)' if args.quick else ''}. "
-            f"Best of {REPEAT}; each query runs to the collected rows.",
+            f"{n:,} rows in {files} base files (COPY_ON_WRITE, bulk_insert with GLOBAL_SORT), metadata table "
+            f"with column_stats and the record index, compacted{' — SMALL SCALE (--quick)' if args.quick else ''}. "
+            f"Queries: best of {REPEAT}, each to the collected rows; table rows/s = table rows / seconds.",
             "",
-            "| query | rows returned | file slices read | seconds | vs without | peak RSS MiB |",
-            "|---|---:|---:|---:|---:|---:|",
+            "| query | rows returned | file slices read | seconds | table rows/s | vs without | peak RSS MiB |",
+            "|---|---:|---:|---:|---:|---:|---:|",
         ]
         for name, (filters, off, what) in queries.items():
             base = phases[(name, f"without {what}")][0].seconds
@@ -101,8 +106,17 @@ def main() -> None:
                 p, slices = phases[(name, label)]
                 shown = " AND ".join(f"{c} {op} {v}" for c, op, v in filters)
                 lines.append(f"| `{shown}` {label} | {answers[(name, label)]:,} | {slices} of {files} | "
-                             f"{p.seconds:.2f} | {p.seconds / base:.2f}x | {p.peak_mib:,.0f} |")
+                             f"{p.seconds:.2f} | {p.rows_per_s:,.0f} | {p.seconds / base:.2f}x | {p.peak_mib:,.0f} |")
         lines += [
+            "",
+            "Keeping the indexes costs the write (the same bulk_insert, metadata table off as the baseline):",
+            "",
+            "| write | seconds | rows/s | vs without | peak RSS MiB |",
+            "|---|---:|---:|---:|---:|",
+            f"| bulk_insert, metadata table off | {plain.seconds:.2f} | {plain.rows_per_s:,.0f} | 1.00x | "
+            f"{plain.peak_mib:,.0f} |",
+            f"| bulk_insert keeping files, column_stats and record_index | {indexed.seconds:.2f} | "
+            f"{indexed.rows_per_s:,.0f} | {indexed.seconds / plain.seconds:.2f}x | {indexed.peak_mib:,.0f} |",
             "",
             "Without the metadata table's help every file is opened and Spark's Parquet reader applies "
             "the filter with its row-group statistics. With it, the driver reads the record-index file "

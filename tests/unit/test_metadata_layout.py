@@ -43,3 +43,13 @@ def test_metadata_table_properties_are_hudis(tmp_path):
     assert props["hoodie.compaction.payload.class"] == "org.apache.hudi.metadata.HoodieMetadataPayload"
     assert props["hoodie.table.keygenerator.class"] == "org.apache.hudi.metadata.HoodieTableMetadataKeyGenerator"
     assert props["hoodie.table.recordkey.fields"] == "key"
+
+
+def test_a_record_index_value_leaves_its_key_out():
+    """The writer encodes one value per file group and reuses it for every key stored there."""
+    from hudi_engine.metadata_table.records import decode, encode, record_index_record, record_location_of
+
+    fid = "0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9-0"
+    one = encode(record_index_record("key-1", "2024/01/01", fid, "20240101000000000"))
+    assert one == encode(record_index_record("key-2", "2024/01/01", fid, "20240101000000000"))
+    assert record_location_of(decode(one, key="key-2")).file_id == fid

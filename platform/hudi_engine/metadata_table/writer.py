@@ -34,7 +34,8 @@ from .changes import Changes, clean_changes, commit_changes, rollback_changes
 from .codec import SCHEMA_JSON, combine_batch, split
 from .compaction import compact_if_due
 from .file_groups import write_base, write_log
-from .keys import ALL_PARTITIONS_KEY, PARTITION_TYPES, file_group_id, file_group_index, file_group_index_of_id
+from .keys import (ALL_PARTITIONS_KEY, PARTITION_TYPES, file_group_id, file_group_index, file_group_index_of_id,
+                   file_group_indexes)
 from .records import encode, partitions_of, record_index_record
 from .layout import (BLOOM_FILTERS, COLUMN_STATS, FILES, RECORD_INDEX, create_mdt, delete_mdt, init_instant,
                      mdt_storage, open_mdt, set_table_partitions, wanted_partitions)
@@ -205,13 +206,23 @@ class _EncodeChanges:
     instant: str
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        # A stored value leaves its key out (the HFile key holds it), so every key of one file
+        # group has the same value: encoded once per (partition, file id).
+        encoded: dict[tuple[str, str], bytes] = {}
         for batch in batches:
-            keys, parts = batch.column(0).to_pylist(), batch.column(1).to_pylist()
-            fids, deleted = batch.column(2).to_pylist(), batch.column(3).to_pylist()
-            values = [b"" if d else encode(record_index_record(k, p, f, self.instant))
-                      for k, p, f, d in zip(keys, parts, fids, deleted)]
+            keys = batch.column(0)
+            parts, fids = batch.column(1).to_pylist(), batch.column(2).to_pylist()
+            deleted = batch.column(3).to_pylist()
+            values = []
+            for k, p, f, d in zip(keys.to_pylist(), parts, fids, deleted):
+                if d:
+                    values.append(b"")
+                    continue
+                if (p, f) not in encoded:
+                    encoded[(p, f)] = encode(record_index_record(k, p, f, self.instant))
+                values.append(encoded[(p, f)])
             yield pa.RecordBatch.from_arrays(
-                [pa.array([file_group_index(k, self.count) for k in keys], pa.int32()), pa.array(keys, pa.string()),
+                [pa.array(file_group_indexes(keys, self.count), pa.int32()), keys,
                  pa.array(values, pa.binary()), pa.array(deleted, pa.bool_())], schema=_ENCODED)
 
 

@@ -116,8 +116,8 @@ def main() -> None:
             "",
             f"The BUCKET table ({BUCKETS} buckets per partition) was written by `insert`, the others by "
             "`bulk_insert` (sort mode NONE: each file holds a contiguous run of keys). Peak RSS is the whole "
-            "process tree (Spark's JVM included). Not measured yet: the record-level index and data "
-            "skipping, which need the metadata table.",
+            "process tree (Spark's JVM included). Record-index lookups and data skipping are measured by "
+            "`make bench-lookup`.",
         ]
         command = ".venv/bin/python -m benchmarks.index" + (" --quick" if args.quick else "") + "".join(
             f" --rows {n}" for n in (args.rows or []))

@@ -23,7 +23,7 @@ from ..write.commit import commit_metadata
 from ..services.compaction_plan import compaction_operation, delta_commits_since_compaction
 from .codec import SCHEMA_JSON, split
 from .file_groups import write_base
-from .layout import COMPACTION_SUFFIX
+from .layout import COMPACTION_SUFFIX, RECORD_INDEX
 from .reader import SliceReader
 
 KEEP_SLICES = 2      # the newest base and the one before it, for readers still on the old one
@@ -40,6 +40,8 @@ def compact_if_due(mdt: HoodieTable, table: HoodieTable, current: str, spark=Non
     blocked = [i for i in table.timeline.pending(WRITE_ACTIONS) if i.timestamp != current and i.timestamp < newest]
     if blocked:
         return mdt
+    if spark is None and mdt.storage.exists(RECORD_INDEX):
+        return mdt      # the record index is as big as the key set: left to the next sync with Spark
     compact(mdt, table, newest + COMPACTION_SUFFIX, spark)
     return mdt.reload()
 

@@ -138,13 +138,16 @@ INSERT_DROP_DUPS = define("hoodie.datasource.write.insert.drop.duplicates", Fals
 SCHEMA_RECONCILE = define("hoodie.datasource.write.reconcile.schema", False,
                           "Keep the table schema when the batch lacks columns.")
 INDEX_TYPE = define("hoodie.index.type", "SIMPLE", "Index used to tag updates.",
-                    choices=("SIMPLE", "GLOBAL_SIMPLE", "BLOOM", "GLOBAL_BLOOM", "BUCKET"))
+                    choices=("SIMPLE", "GLOBAL_SIMPLE", "BLOOM", "GLOBAL_BLOOM", "BUCKET", "RECORD_INDEX"))
 SIMPLE_INDEX_UPDATE_PARTITION_PATH = define(
     "hoodie.simple.index.update.partition.path", True,
     "Under GLOBAL_SIMPLE, a key arriving with a new partition moves there.")
 BLOOM_INDEX_UPDATE_PARTITION_PATH = define(
     "hoodie.bloom.index.update.partition.path", True,
     "Under GLOBAL_BLOOM, a key arriving with a new partition moves there.")
+RECORD_INDEX_UPDATE_PARTITION_PATH = define(
+    "hoodie.record.index.update.partition.path", False,
+    "Under RECORD_INDEX, a key arriving with a new partition moves there (else it is updated in place).")
 BLOOM_INDEX_PRUNE_BY_RANGES = define("hoodie.bloom.index.prune.by.ranges", True,
                                      "Check a key only against files whose footer key range holds it.")
 BUCKET_INDEX_NUM_BUCKETS = define("hoodie.bucket.index.num.buckets", 256,

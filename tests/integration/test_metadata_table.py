@@ -12,6 +12,7 @@ import pytest
 
 from hudi_engine import read, write
 from hudi_engine.bloom import FOOTER_KEY
+from hudi_engine.errors import HoodieConfigError
 from hudi_engine.file_group.fs_view import FileSystemView
 from hudi_engine.metadata_table import writer as mdt_writer
 from hudi_engine.metadata_table.layout import MDT_DIR
@@ -208,3 +209,45 @@ def test_reads_the_metadata_tables_real_hudi_wrote(spark, tmp_path, fixture):
         keys = pq.read_table(table.storage.full(base), columns=[key_column])[key_column]
         got = ranges[posixpath.basename(base)][key_column]
         assert (got.min, got.max) == (pc.min(keys).as_py(), pc.max(keys).as_py())
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_record_index_as_the_write_index(spark, table_path, table_type):
+    """hoodie.index.type=RECORD_INDEX tags upserts through the record index (global: a key is
+    unique across partitions), builds it when missing, and moves keys only when told to."""
+    opts = options(table_type, **{"hoodie.index.type": "RECORD_INDEX", "hoodie.metadata.record.index.enable": "false"})
+    write(batch(spark, range(40), "a", 1), table_path, {**opts, "hoodie.datasource.write.operation": "insert"})
+    assert "record_index" in HoodieTable.load(table_path).props["hoodie.table.metadata.partitions"]
+    write(batch(spark, range(30, 50), "b", 2), table_path, {**opts, "hoodie.datasource.write.operation": "upsert"})
+    write(batch(spark, [3, 33], "x", 3), table_path, {**opts, "hoodie.datasource.write.operation": "delete"})
+    # Key 7 arrives in another partition: without update.partition.path it is updated where it is.
+    moved = batch(spark, [7], "m", 4).selectExpr("id", "regexp_replace(p, '.+', '2') as p", "ts", "v", "x")
+    write(moved, table_path, {**opts, "hoodie.datasource.write.operation": "upsert"})
+    expected = {(str(i), str(i % 3)): "a" for i in range(30)}
+    expected.update({(str(i), str(i % 3)): "b" for i in range(30, 50)})
+    for gone in ("3", "33"):
+        expected.pop((gone, str(int(gone) % 3)))
+    expected.pop(("7", "1"))
+    expected[("7", "2")] = "m"
+    assert state(spark, table_path) == sorted((k, p, v) for (k, p), v in expected.items())
+    assert stored_partition(spark, table_path, "7") == "1"
+    write(moved.selectExpr("id", "p", "ts + 1 as ts", "'n' as v", "x"), table_path,
+          {**opts, "hoodie.record.index.update.partition.path": "true"})
+    expected[("7", "2")] = "n"
+    assert state(spark, table_path) == sorted((k, p, v) for (k, p), v in expected.items())
+    assert stored_partition(spark, table_path, "7") == "2"
+    assert_in_step(spark, table_path)
+    shutil.rmtree(posixpath.join(table_path, MDT_DIR))     # rebuilt from the table before tagging
+    write(batch(spark, [40, 60], "c", 5), table_path, opts)
+    expected.update({("40", "1"): "c", ("60", "0"): "c"})
+    assert state(spark, table_path) == sorted((k, p, v) for (k, p), v in expected.items())
+
+
+def stored_partition(spark, path, key):
+    return read(spark, path).filter(f"id = '{key}'").select("_hoodie_partition_path").collect()[0][0]
+
+
+def test_record_index_needs_the_metadata_table(spark, table_path):
+    with pytest.raises(HoodieConfigError, match="RECORD_INDEX.*hoodie.metadata.enable=true"):
+        write(batch(spark, range(3), "a", 1), table_path,
+              options(**{"hoodie.index.type": "RECORD_INDEX", "hoodie.metadata.enable": "false"}))

@@ -79,10 +79,13 @@ class IndexSpec:
     """How writes find the file group of an existing key."""
     type: str = spec_field("SIMPLE or BLOOM (key ranges and bloom filters in file footers): keys are unique "
                            "within a partition; GLOBAL_SIMPLE or GLOBAL_BLOOM: unique across the table; BUCKET: "
-                           "a key's file group is a hash of it (numBuckets per partition, no lookup).",
-                           default="SIMPLE", enum=("SIMPLE", "GLOBAL_SIMPLE", "BLOOM", "GLOBAL_BLOOM", "BUCKET"))
-    update_partition_path: bool = spec_field("GLOBAL_SIMPLE, GLOBAL_BLOOM: a record whose partition changed moves "
-                                             "to the new partition (else it is updated in place).", default=True)
+                           "a key's file group is a hash of it (numBuckets per partition, no lookup); "
+                           "RECORD_INDEX: unique across the table, looked up in the metadata table's record index.",
+                           default="SIMPLE",
+                           enum=("SIMPLE", "GLOBAL_SIMPLE", "BLOOM", "GLOBAL_BLOOM", "BUCKET", "RECORD_INDEX"))
+    update_partition_path: bool = spec_field("GLOBAL_SIMPLE, GLOBAL_BLOOM, RECORD_INDEX: a record whose partition "
+                                             "changed moves to the new partition (else it is updated in place).",
+                                             default=True)
     num_buckets: int = spec_field("BUCKET: file groups per partition; fixed once the table has data.",
                                   default=256, minimum=1, maximum=100000)
 

@@ -68,6 +68,7 @@ def table_options(table) -> dict[str, str]:
         C.INDEX_TYPE.key: spec.index.type,
         C.SIMPLE_INDEX_UPDATE_PARTITION_PATH.key: _flag(spec.index.update_partition_path),
         C.BLOOM_INDEX_UPDATE_PARTITION_PATH.key: _flag(spec.index.update_partition_path),
+        C.RECORD_INDEX_UPDATE_PARTITION_PATH.key: _flag(spec.index.update_partition_path),
         C.BUCKET_INDEX_NUM_BUCKETS.key: str(spec.index.num_buckets),
         **metadata_options(spec.metadata_table),
         C.PARQUET_MAX_FILE_SIZE.key: str(spec.file_sizing.max_file_size_bytes),

@@ -24,7 +24,8 @@ from .bucket import bucket_ids
 from .consistent_hashing import check_engine, is_consistent_hashing, key_hashes, ring_lookup  # noqa: F401 (re-exported)
 
 SIMPLE, GLOBAL_SIMPLE, BLOOM, GLOBAL_BLOOM, BUCKET = "SIMPLE", "GLOBAL_SIMPLE", "BLOOM", "GLOBAL_BLOOM", "BUCKET"
-GLOBAL_INDEXES = (GLOBAL_SIMPLE, GLOBAL_BLOOM)
+RECORD_INDEX = "RECORD_INDEX"
+GLOBAL_INDEXES = (GLOBAL_SIMPLE, GLOBAL_BLOOM, RECORD_INDEX)
 BUCKET_COLUMN = "_hoodie_bucket"
 
 
@@ -34,7 +35,8 @@ def index_type(cfg: HoodieConfig) -> str:
 
 def updates_partition_path(cfg: HoodieConfig) -> bool:
     """Under a global index, whether a key arriving with a new partition moves there."""
-    prop = C.BLOOM_INDEX_UPDATE_PARTITION_PATH if index_type(cfg) == GLOBAL_BLOOM else C.SIMPLE_INDEX_UPDATE_PARTITION_PATH
+    prop = {GLOBAL_BLOOM: C.BLOOM_INDEX_UPDATE_PARTITION_PATH, RECORD_INDEX: C.RECORD_INDEX_UPDATE_PARTITION_PATH}.get(
+        index_type(cfg), C.SIMPLE_INDEX_UPDATE_PARTITION_PATH)
     return cfg.get(prop)
 
 
@@ -43,6 +45,12 @@ def stored_locations(spark: SparkSession, storage: Storage, slices: list[FileSli
     """(``_k``, ``_p``, ``target``): stored key, its partition and file group, for the keys of the
     latest base files in ``slices`` that the index finds may be among ``incoming``'s keys (every
     stored key for the simple indexes). None when there is no base file to look in."""
+    if index_type(cfg) == RECORD_INDEX:
+        from ..metadata_table.record_index import record_index_locations
+
+        found = record_index_locations(spark, storage, incoming.select(F.col(RECORD_KEY).alias("_k")), target)
+        # Entries of file groups a replace retired (insert_overwrite, delete_partition) no longer hold the key.
+        return found.filter(F.col(target).isin(sorted({s.file_id for s in slices})))
     refs = [BaseFileRef(s.partition, s.file_id, s.base_file.path) for s in slices if s.base_file]
     if not refs:
         return None

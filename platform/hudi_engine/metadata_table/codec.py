@@ -49,24 +49,30 @@ def log_blocks(items: list[tuple[bytes, bytes]], deletes: list[str], instant: st
     return blocks
 
 
-class BaseFile:
-    """A base HFile's records, decoded with its own writer schema."""
+SEEKS = 64   # more keys than this: one pass over a file beats a seek (one block inflated) per key
 
-    def __init__(self, data: bytes, path: str):
-        self.reader = HFileReader(data, path=path)
-        self.schema = self.reader.file_info.get(SCHEMA_KEY)
 
-    def _decode(self, key: bytes, value: bytes) -> dict:
-        return decode(value, self.schema, key.decode("utf-8"))
+def _entries(reader: HFileReader, keys: Iterable[str] | None, prefixes: Iterable[str] | None):
+    if keys is not None:
+        wanted = [k.encode("utf-8") for k in keys]
+        if len(wanted) > SEEKS:
+            wanted_set = set(wanted)
+            return ((k, v) for k, v in reader.items() if k in wanted_set)
+        return ((k, v) for k, v in ((k, reader.get(k)) for k in wanted) if v is not None)
+    if prefixes is not None:
+        return (e for p in prefixes for e in reader.scan_prefix(p.encode("utf-8")))
+    return reader.items()
 
-    def get(self, key: str) -> dict | None:
-        value = self.reader.get(key.encode("utf-8"))
-        return None if value is None else self._decode(key.encode("utf-8"), value)
 
-    def scan(self, prefix: str | None = None) -> Iterator[tuple[str, dict]]:
-        entries = self.reader.items() if prefix is None else self.reader.scan_prefix(prefix.encode("utf-8"))
-        for k, v in entries:
-            yield k.decode("utf-8"), self._decode(k, v)
+def base_values(data: bytes, path: str, keys: Iterable[str] | None = None,
+                prefixes: Iterable[str] | None = None) -> Iterator[tuple[str, dict]]:
+    """A base HFile's records (all, or the given keys / key prefixes), decoded with the writer
+    schema in its file info."""
+    reader = HFileReader(data, path=path)
+    schema = reader.file_info.get(SCHEMA_KEY)
+    for k, v in _entries(reader, keys, prefixes):
+        key = k.decode("utf-8")
+        yield key, decode(v, schema, key)
 
 
 def block_values(block: LogBlock, keys: Iterable[str] | None = None,
@@ -74,18 +80,9 @@ def block_values(block: LogBlock, keys: Iterable[str] | None = None,
     """The (key, value) pairs a log block holds: records of an HFile data block (only the given
     keys or key prefixes, found through the block's HFile index), deletes of a delete block."""
     if block.block_type == BlockType.HFILE_DATA_BLOCK:
-        reader = hfile_block_reader(block)
-        schema = block.schema
-        if keys is not None:
-            found = ((k.encode("utf-8"), reader.get(k.encode("utf-8"))) for k in keys)
-            entries = ((k, v) for k, v in found if v is not None)
-        elif prefixes is not None:
-            entries = (e for p in prefixes for e in reader.scan_prefix(p.encode("utf-8")))
-        else:
-            entries = reader.items()
-        for k, v in entries:
+        for k, v in _entries(hfile_block_reader(block), keys, prefixes):
             key = k.decode("utf-8")
-            yield key, decode(v, schema, key)
+            yield key, decode(v, block.schema, key)
     elif block.block_type == BlockType.DELETE_BLOCK:
         for key in delete_block_keys(block).column("record_key").to_pylist():
             yield key, Delete(key)

@@ -12,6 +12,7 @@ from typing import Callable
 
 from .. import config as C
 from ..config import HoodieConfig
+from ..errors import HoodieConfigError
 from ..storage import Storage
 from ..table.meta_client import PROPERTIES_FILE, HoodieTable
 from ..table.properties import table_checksum, write_properties_text
@@ -32,14 +33,18 @@ def mdt_storage(table: HoodieTable) -> Storage:
 
 def wanted_partitions(cfg: HoodieConfig) -> list[str]:
     """The metadata partitions a write's options ask for (files is the one every other needs)."""
+    index_needs_it = cfg.get_str(C.INDEX_TYPE).upper() == "RECORD_INDEX"
     if not cfg.get(C.METADATA_ENABLE):
+        if index_needs_it:
+            raise HoodieConfigError(f"{C.INDEX_TYPE.key}=RECORD_INDEX looks keys up in the metadata table's "
+                                    f"record index: set {C.METADATA_ENABLE.key}=true, or use another index")
         return []
     wanted = [FILES]
     if cfg.get(C.METADATA_COLUMN_STATS_ENABLE):
         wanted.append(COLUMN_STATS)
     if cfg.get(C.METADATA_BLOOM_FILTER_ENABLE):
         wanted.append(BLOOM_FILTERS)
-    if cfg.get(C.METADATA_RECORD_INDEX_ENABLE):
+    if cfg.get(C.METADATA_RECORD_INDEX_ENABLE) or index_needs_it:
         wanted.append(RECORD_INDEX)
     return wanted
 

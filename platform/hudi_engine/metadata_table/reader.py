@@ -18,7 +18,7 @@ from ..file_group.log_scanner import read_valid_blocks
 from ..read.skipping import ColumnRange
 from ..storage import FileInfo, Storage
 from ..table.meta_client import HoodieTable
-from .codec import BaseFile, block_values
+from .codec import base_values, block_values
 from .keys import ALL_PARTITIONS_KEY, column_stats_key_prefix, file_group_index, files_key, partition_path_of_identifier
 from .layout import COLUMN_STATS, FILES, RECORD_INDEX, open_mdt, table_partitions, valid_instants
 from .merge import combine, is_live
@@ -82,8 +82,9 @@ class MetadataReader:
             slices.sort(key=lambda s: s.file_id)
         return by_partition
 
-    def file_group_count(self, partition: str) -> int:
-        return len(self._slices.get(partition, []))
+    def file_slices(self, partition: str) -> list[FileSlice]:
+        """The latest slice of each of a partition's file groups, in file group order."""
+        return self._slices.get(partition, [])
 
     def records(self, partition: str, keys: list[str] | None = None,
                 prefixes: list[str] | None = None) -> dict[str, dict]:
@@ -143,17 +144,9 @@ class SliceReader:
             values[key] = combine(values.get(key), value)
 
         if file_slice.base_file is not None:
-            base = BaseFile(self.storage.read_bytes(file_slice.base_file.path), file_slice.base_file.path)
-            if keys is not None:
-                for k in keys:
-                    take(k, base.get(k))
-            elif prefixes is not None:
-                for p in prefixes:
-                    for k, v in base.scan(p):
-                        take(k, v)
-            else:
-                for k, v in base.scan():
-                    take(k, v)
+            path = file_slice.base_file.path
+            for k, v in base_values(self.storage.read_bytes(path), path, keys, prefixes):
+                take(k, v)
         for block in read_valid_blocks(self.storage, file_slice.log_files, self.visible):
             for k, v in block_values(block, keys, prefixes):
                 take(k, v)

@@ -124,3 +124,61 @@ def snapshot_locations(spark, base_path: str):
     file_id = F.regexp_extract(F.col(FILE_NAME), r"^\.?(.+?)_", 1)
     return df.select(F.col(RECORD_KEY).alias("key"), F.col(PARTITION_PATH).alias("partition"),
                      file_id.alias("file_id"), F.lit(False).alias("deleted"))
+
+
+# --- RECORD_INDEX: writes tag incoming keys through the record index ------------------------------
+LOCATION_SCHEMA = pa.schema([("_k", pa.string()), ("_p", pa.string()), ("_fid", pa.string())])
+
+
+@dataclass(frozen=True)
+class _AddFileGroup:
+    count: int
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from .keys import file_group_indexes
+
+        for batch in batches:
+            keys = batch.column(0)
+            yield pa.RecordBatch.from_arrays([keys, pa.array(file_group_indexes(keys, self.count), pa.int32())],
+                                             names=["_k", "_fg"])
+
+
+@dataclass(frozen=True)
+class _LookUp:
+    """One task per record-index file group: where its share of the incoming keys live."""
+    reader: object            # SliceReader
+    slices: tuple
+
+    def __call__(self, key, data: pa.Table) -> pa.Table:
+        from .merge import is_live
+        from .records import record_location_of
+
+        found = self.reader.read(self.slices[int(key[0].as_py())], keys=data.column("_k").to_pylist())
+        rows = {"_k": [], "_p": [], "_fid": []}
+        for k, value in found.items():
+            if is_live(value):
+                loc = record_location_of(value)
+                rows["_k"].append(k)
+                rows["_p"].append("" if loc.partition == "." else loc.partition)
+                rows["_fid"].append(loc.file_id)
+        return pa.table(rows, schema=LOCATION_SCHEMA)
+
+
+def record_index_locations(spark, storage: Storage, keys, target: str):
+    """(``_k``, ``_p``, ``target``) of the incoming keys (a one-column ``_k`` DataFrame) that the
+    record index knows; each record-index file group is read by one task, for its keys only."""
+    from ..errors import HoodieConfigError
+    from ..table.meta_client import HoodieTable
+    from .layout import RECORD_INDEX
+    from .reader import MetadataReader
+
+    reader = MetadataReader(HoodieTable.load(storage.base_uri))
+    if not reader.has(RECORD_INDEX):
+        raise HoodieConfigError(f"table at {storage.base_uri} has no complete record index in its metadata "
+                                "table; write once with hoodie.metadata.enable=true to build it")
+    slices = tuple(reader.file_slices(RECORD_INDEX))
+    lookup = _LookUp(reader.slice_reader, slices)
+    with_group = keys.distinct().mapInArrow(_AddFileGroup(len(slices)), "_k string, _fg int")
+    found = with_group.groupBy("_fg").applyInArrow(lambda key, data: lookup(key, data),
+                                                   "_k string, _p string, _fid string")
+    return found.withColumnRenamed("_fid", target)

@@ -21,6 +21,8 @@ Timed (best of 3, each a whole query through ``read(..., filters=...)`` up to th
 - ``amount`` in a 0.1% range: with data skipping only files whose column_stats range admits the
   range are read; without (``hoodie.enable.data.skipping=false``) every file is scanned.
 
+Last, an upsert of 1% of the keys into copies of the table, tagged by SIMPLE and by RECORD_INDEX.
+
 Results go to stdout and the ``lookup`` section of ``benchmarks/RESULTS.md``.
 """
 from __future__ import annotations
@@ -30,7 +32,7 @@ import datetime as dt
 import shutil
 import tempfile
 
-from .index import BASE, rows
+from .index import BASE, rows, updates
 from .run import _log, best_of, publish, timed
 
 DEFAULT_ROWS = 5_000_000
@@ -92,6 +94,19 @@ def main() -> None:
                 slices = len(plan_read(table, options, filters).slices)
                 phases[(name, label)] = (best_of(runs), slices)
                 answers[(name, label)] = collected["rows"]
+        change = updates(spark, n).cache()
+        n_updates = change.count()
+        upserts = {}
+        for index in ("SIMPLE", "RECORD_INDEX"):
+            copy = f"{work}/upsert-{index}"
+            shutil.copytree(path, copy)
+            upserts[index] = timed(f"{n:,} rows, upsert {n_updates:,} with {index}", n_updates, lambda: write(
+                change, copy, {**BASE, **INDEXES, "hoodie.datasource.write.table.type": "COPY_ON_WRITE",
+                               "hoodie.datasource.write.operation": "upsert", "hoodie.index.type": index}))
+            done = read(spark, copy)
+            assert done.count() == n and done.filter("status = 'amended'").count() == n_updates, index
+            shutil.rmtree(copy)
+        change.unpersist()
         assert answers[("point", "with record index")] == answers[("point", "without record index")] == 1
         expected = n // 1000
         assert answers[("range", "with data skipping")] == answers[("range", "without data skipping")] == expected
@@ -111,6 +126,14 @@ def main() -> None:
                 lines.append(f"| `{shown}` {label} | {answers[(name, label)]:,} | {slices} of {files} | "
                              f"{p.seconds:.2f} | {p.rows_per_s:,.0f} | {p.seconds / base:.2f}x | {p.peak_mib:,.0f} |")
         lines += [
+            "",
+            f"Upsert of 1% of the keys ({n_updates:,}: every fifth key of the newest 5%, as in the index benchmark) into "
+            "copies of the same table, tagging with the record index against SIMPLE:",
+            "",
+            "| index | upsert seconds | updated rows/s | vs SIMPLE | peak RSS MiB |",
+            "|---|---:|---:|---:|---:|",
+        ] + [f"| {index} | {p.seconds:.2f} | {p.rows_per_s:,.0f} | {p.seconds / upserts['SIMPLE'].seconds:.2f}x | "
+             f"{p.peak_mib:,.0f} |" for index, p in upserts.items()] + [
             "",
             "Keeping the indexes costs the write (the same bulk_insert, metadata table off as the baseline):",
             "",

@@ -1,6 +1,7 @@
 """``hudictl table``: look inside a Hudi table without Spark, as Hudi's CLI does (``desc``,
 ``commits show``, ``fsview latest``, ``compactions show all``): its properties, its timeline, its
-file groups and the table services waiting on it. Reads only ``.hoodie/`` and file listings, so it
+file groups, the table services waiting on it and its metadata table (``metadata list-partitions``,
+record-index lookups). Reads only ``.hoodie/`` and file listings, so it
 works on any table, ours or written by Apache Hudi, local or on object storage."""
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ EXAMPLE = """examples:
   hudictl table timeline --base-path s3://lake/orders --limit 20
   hudictl table files --base-path ./lake/orders --partition region=eu
   hudictl table pending --base-path ./lake/orders --json
+  hudictl table metadata --base-path ./lake/orders
+  hudictl table metadata --base-path ./lake/orders --key order-42 --key order-43
 """
-VIEWS = ("describe", "timeline", "files", "pending")
+VIEWS = ("describe", "timeline", "files", "pending", "metadata")
 
 
 def add_parser(sub) -> None:
@@ -24,6 +27,8 @@ def add_parser(sub) -> None:
     p.add_argument("--base-path", required=True, help="table base path (the folder holding .hoodie/)")
     p.add_argument("--limit", type=int, default=0, help="timeline: only the newest N instants")
     p.add_argument("--partition", help="files: only this partition path")
+    p.add_argument("--key", action="append", help="metadata: where the record index says this record key "
+                                                  "lives (repeatable)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(run=run)
 
@@ -76,6 +81,29 @@ def pending_rows(table) -> list[dict]:
              "fileGroups": groups.get(i.timestamp)} for i in table.timeline.pending()]
 
 
+def metadata_rows(table, keys: list[str] | None = None) -> list[dict]:
+    """The metadata table's partitions (complete ones are used by readers and writers) with their
+    file groups, or, for record keys, their locations in the record index."""
+    from hudi_engine.metadata_table.layout import open_mdt, table_partitions
+    from hudi_engine.metadata_table.reader import MetadataReader
+
+    reader = MetadataReader(table)
+    if keys:
+        found = reader.record_locations(keys) if reader.has("record_index") else {}
+        return [{"key": k, "partition": found[k][0] if k in found else None,
+                 "fileId": found[k][1] if k in found else None} for k in keys]
+    mdt = open_mdt(table)
+    if mdt is None:
+        return []
+    complete = set(table_partitions(table))
+    slices = mdt.fs_view().latest_file_slices()
+    return [{"partition": p, "complete": p in complete,
+             "fileGroups": sum(1 for s in slices if s.partition == p),
+             "baseBytes": sum(s.base_file.size for s in slices if s.partition == p and s.base_file),
+             "logFiles": sum(len(s.log_files) for s in slices if s.partition == p)}
+            for p in sorted({s.partition for s in slices})]
+
+
 def run(args: argparse.Namespace) -> int:
     from hudi_engine.table.meta_client import HoodieTable
     if not HoodieTable.exists(args.base_path):
@@ -83,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     table = HoodieTable.load(args.base_path)
     result = {"describe": lambda: describe(table), "timeline": lambda: timeline_rows(table, args.limit),
-              "files": lambda: file_rows(table, args.partition), "pending": lambda: pending_rows(table)}[args.view]()
+              "files": lambda: file_rows(table, args.partition), "pending": lambda: pending_rows(table),
+              "metadata": lambda: metadata_rows(table, args.key)}[args.view]()
     if args.json:
         print(json.dumps(result, indent=2))
     elif isinstance(result, dict):

@@ -46,6 +46,20 @@ def test_pending_shows_a_scheduled_compaction_and_its_file_groups(spark, tmp_pat
                         "fileGroups": with_logs}]
 
 
+def test_metadata_partitions_and_record_index_lookups_of_a_real_hudi_table(tmp_path, capsys):
+    base = unzip_fixture("sample_table/cow/v9_txns_simple_meta.zip", tmp_path)
+    table = HoodieTable.load(str(base))
+    rows = {r["partition"]: r for r in show(capsys, "metadata", base)}
+    assert {"files", "column_stats", "record_index"} <= {p for p, r in rows.items() if r["complete"]}
+    assert rows["files"]["fileGroups"] == 1 and rows["record_index"]["fileGroups"] >= 1
+    slice_ = next(s for s in table.fs_view().latest_file_slices() if s.base_file)
+    import pyarrow.parquet as pq
+    key = pq.read_table(table.storage.full(slice_.base_file.path), columns=["_hoodie_record_key"])[0][0].as_py()
+    assert show(capsys, "metadata", base, "--key", key, "--key", "no-such-key") == [
+        {"key": key, "partition": slice_.partition, "fileId": slice_.file_id},
+        {"key": "no-such-key", "partition": None, "fileId": None}]
+
+
 def test_a_folder_that_is_not_a_table_is_refused(tmp_path, capsys):
     assert main(["table", "describe", "--base-path", str(tmp_path)]) == 2
     assert "not a Hudi table" in capsys.readouterr().out

@@ -8,7 +8,8 @@ compaction) are a completed data instant's time (or the zero time) plus a three-
 from __future__ import annotations
 
 import posixpath
-from typing import Callable
+from dataclasses import dataclass
+from functools import cached_property
 
 from .. import config as C
 from ..config import HoodieConfig
@@ -111,13 +112,22 @@ def init_instant(data_time: str | None, index: int) -> str:
     return f"{data_time or ZERO_TIME}{INIT_SUFFIX + index:03d}"
 
 
-def valid_instants(data_completed: set[str] | frozenset[str], data_start: str | None = None) -> Callable[[str], bool]:
+@dataclass(frozen=True)
+class TrustedInstants:
     """Which metadata instants a reader may trust: a completed data instant's time (archived ones,
     older than the active timeline's start, completed too), or one of the metadata table's own
-    instants made from one (or from the zero time)."""
-    anchors = set(data_completed) | {ZERO_TIME}
+    instants made from one (or from the zero time). Picklable, built once per read."""
+    data_completed: frozenset[str]
+    data_start: str | None = None
 
-    def valid(instant: str) -> bool:
-        return (instant in data_completed or instant[:-3] in anchors
-                or (data_start is not None and instant < data_start))
-    return valid
+    @cached_property
+    def _anchors(self) -> frozenset[str]:
+        return self.data_completed | {ZERO_TIME}
+
+    def __call__(self, instant: str) -> bool:
+        return (instant in self.data_completed or instant[:-3] in self._anchors
+                or (self.data_start is not None and instant < self.data_start))
+
+
+def valid_instants(data_completed, data_start: str | None = None) -> TrustedInstants:
+    return TrustedInstants(frozenset(data_completed), data_start)

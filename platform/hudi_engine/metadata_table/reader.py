@@ -127,8 +127,12 @@ class SliceReader:
     data_completed: frozenset[str]
     data_start: str | None = None
 
+    @cached_property
+    def _trusted(self):
+        return valid_instants(self.data_completed, self.data_start)
+
     def visible(self, instant: str) -> bool:
-        return instant in self.mdt_completed and valid_instants(self.data_completed, self.data_start)(instant)
+        return instant in self.mdt_completed and self._trusted(instant)
 
     def read(self, file_slice: FileSlice, keys: list[str] | None = None,
              prefixes: list[str] | None = None) -> dict[str, dict | Delete]:

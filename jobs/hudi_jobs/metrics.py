@@ -19,7 +19,7 @@ from prometheus_client import (CollectorRegistry, Counter, Gauge, Histogram, del
 
 from hudi_engine.config import TIMELINE_TIMEZONE, ConfigProperty, HoodieConfig
 from hudi_engine.errors import HoodieConfigError
-from hudi_engine.timeline.instant import parse_instant_time
+from hudi_engine.api import parse_instant_time
 
 from .keys import metrics as K
 

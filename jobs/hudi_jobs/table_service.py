@@ -72,12 +72,12 @@ def run_service(cfg: TableServiceConfig) -> list[str]:
     """Run it; returns what it did (instants compacted, or the sync's summary)."""
     props = resolve_placeholders(cfg.props)
     if cfg.service == CATALOG_SYNC:
-        from hudi_engine.sync import sync_hive
+        from hudi_engine.api import sync_hive
         result = sync_hive(cfg.base_path, props)
         return [f"{result.database} synced to {result.synced_instant} "
                 f"({'changed' if result.changed else 'already in step'})"]
-    from hudi_engine.services.compaction import run_compactions, schedule_compaction
-    from hudi_engine.table.meta_client import HoodieTable
+    from hudi_engine.api import run_compactions, schedule_compaction
+    from hudi_engine.api import HoodieTable
 
     from .session import job_spark_session
     if not HoodieTable.exists(cfg.base_path):
@@ -88,12 +88,12 @@ def run_service(cfg: TableServiceConfig) -> list[str]:
         return _savepoint(table, cfg.keep_savepoints)
     spark = job_spark_session(f"hudi-{cfg.service}-{cfg.table_name}")
     if cfg.service == CLUSTERING:
-        from hudi_engine.services.clustering import run_clusterings, schedule_clustering
+        from hudi_engine.api import run_clusterings, schedule_clustering
         schedule_clustering(table, props)
         return run_clusterings(spark, table.reload(), options=props)
     if cfg.service == CLEAN:
-        from hudi_engine.services.archive import archive_inline
-        from hudi_engine.services.clean import run_clean
+        from hudi_engine.api import archive_inline
+        from hudi_engine.api import run_clean
         done = run_clean(table, props, spark, force=True)
         return done + [f"archived {i.timestamp}" for i in archive_inline(table.reload(), props)]
     schedule_compaction(table, props)
@@ -102,7 +102,7 @@ def run_service(cfg: TableServiceConfig) -> list[str]:
 
 def _savepoint(table, keep: int) -> list[str]:
     """Savepoint the latest commit unless it already is; drop the oldest beyond ``keep``."""
-    from hudi_engine.services.savepoint import create_savepoint, delete_savepoint, list_savepoints
+    from hudi_engine.api import create_savepoint, delete_savepoint, list_savepoints
     latest = table.timeline.last_completed_write()
     existing = [s.instant for s in list_savepoints(table)]
     if latest is None or latest.timestamp in existing:

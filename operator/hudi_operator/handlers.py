@@ -19,7 +19,7 @@ import kopf
 
 from hudi_engine.errors import HoodieError
 from hudi_engine.storage import Storage
-from hudi_engine.table.meta_client import HoodieTable
+from hudi_engine.api import HoodieTable
 from hudi_jobs.table_service import COMPACTION
 
 from . import api

@@ -23,7 +23,7 @@ class _Engine(types.ModuleType):
 
     @property
     def write(self):
-        from .write.writer import write
+        from .api.writes import write
         return write
 
     @write.setter

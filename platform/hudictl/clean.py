@@ -63,8 +63,8 @@ def add_parser(sub) -> None:
 
 
 def run_clean_command(args: argparse.Namespace) -> int:
-    from hudi_engine.services.clean import run_clean
-    from hudi_engine.table.meta_client import HoodieTable
+    from hudi_engine.api import run_clean
+    from hudi_engine.api import HoodieTable
 
     done = run_clean(HoodieTable.load(args.base_path), parse_conf(args.hoodie_conf), force=True)
     print(f"completed clean {', '.join(done)}" if done else
@@ -73,8 +73,8 @@ def run_clean_command(args: argparse.Namespace) -> int:
 
 
 def run_archive_command(args: argparse.Namespace) -> int:
-    from hudi_engine.services.archive import archive
-    from hudi_engine.table.meta_client import HoodieTable
+    from hudi_engine.api import archive
+    from hudi_engine.api import HoodieTable
 
     done = archive(HoodieTable.load(args.base_path), parse_conf(args.hoodie_conf))
     print(f"archived {len(done)} instants ({done[0].timestamp}..{done[-1].timestamp})" if done else
@@ -84,8 +84,8 @@ def run_archive_command(args: argparse.Namespace) -> int:
 
 
 def run_savepoint_command(args: argparse.Namespace) -> int:
-    from hudi_engine.services import savepoint as sp
-    from hudi_engine.table.meta_client import HoodieTable
+    from hudi_engine import api as sp
+    from hudi_engine.api import HoodieTable
 
     table = HoodieTable.load(args.base_path)
     if args.action == "create":

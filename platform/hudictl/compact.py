@@ -50,7 +50,7 @@ def schedule_and_execute(args: argparse.Namespace, noun: str, schedule: Callable
     """Run the chosen modes: ``schedule(table, options, force=)`` then ``execute(spark, table,
     instant_time, options)`` when ``pending(table)`` has plans."""
     from hudi_engine.spark import local_spark
-    from hudi_engine.table.meta_client import HoodieTable
+    from hudi_engine.api import HoodieTable
 
     options = parse_conf(args.hoodie_conf)
     table = HoodieTable.load(args.base_path)
@@ -72,7 +72,7 @@ def schedule_and_execute(args: argparse.Namespace, noun: str, schedule: Callable
 
 
 def run(args: argparse.Namespace) -> int:
-    from hudi_engine.services.compaction import run_compactions, schedule_compaction
+    from hudi_engine.api import run_compactions, schedule_compaction
 
     return schedule_and_execute(args, "compaction", schedule_compaction,
                                 lambda table: table.timeline.pending(["compaction"]), run_compactions,

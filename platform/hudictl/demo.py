@@ -41,8 +41,8 @@ def _show(title: str, rows: list[tuple]) -> None:
 
 
 def _merge_on_read(spark, path: str, q) -> None:
-    from hudi_engine.services.compaction import run_compactions, schedule_compaction
-    from hudi_engine.table.meta_client import HoodieTable
+    from hudi_engine.api import run_compactions, schedule_compaction
+    from hudi_engine.api import HoodieTable
 
     _show("read optimized (base files only, as of the last compaction)",
           q(**{"hoodie.datasource.query.type": "read_optimized"}))
@@ -56,7 +56,7 @@ def _merge_on_read(spark, path: str, q) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hudi_engine import read, write
+    from hudi_engine.api import read, write
     from hudi_engine.spark import local_spark
 
     path = str(Path(args.path).resolve())

@@ -25,7 +25,7 @@ def add_parser(sub) -> None:
 
 
 def table_report(table, now: dt.datetime) -> dict:
-    from hudi_engine.table.meta_client import HoodieTable
+    from hudi_engine.api import HoodieTable
     from hudi_operator.reconcile.table_status import compaction_trigger, observe
     base = table.spec.base_path
     row = {"kind": "HudiTable", "name": table.metadata.name, "basePath": base}

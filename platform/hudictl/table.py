@@ -34,9 +34,11 @@ def add_parser(sub) -> None:
 
 
 def describe(table) -> dict:
+    from hudi_engine.api import table_view
+
     timeline = table.timeline
     last = timeline.last_completed_write()
-    slices = table.fs_view().latest_file_slices()
+    slices = table_view(table).latest_file_slices()
     return {"name": table.name, "basePath": table.base_path, "tableType": table.table_type,
             "tableVersion": table.version, "timelineLayoutVersion": table.layout_version,
             "lastCommit": last.timestamp if last else None,
@@ -65,7 +67,9 @@ def timeline_rows(table, limit: int = 0) -> list[dict]:
 
 
 def file_rows(table, partition: str | None = None) -> list[dict]:
-    slices = table.fs_view().latest_file_slices(partitions={partition} if partition is not None else None)
+    from hudi_engine.api import table_view
+
+    slices = table_view(table).latest_file_slices(partitions={partition} if partition is not None else None)
     return [{"partition": s.partition, "fileId": s.file_id, "baseInstant": s.base_instant,
              "baseFile": s.base_file.path.rsplit("/", 1)[-1] if s.base_file else None,
              "baseBytes": s.base_file.size if s.base_file else 0, "logFiles": len(s.log_files),
@@ -75,7 +79,7 @@ def file_rows(table, partition: str | None = None) -> list[dict]:
 
 def pending_rows(table) -> list[dict]:
     """Pending table services and writes; the file groups of compaction and clustering plans are counted."""
-    from hudi_engine.services.pending import pending_clustering_groups, pending_compaction_groups
+    from hudi_engine.api import pending_clustering_groups, pending_compaction_groups
     groups = Counter(pending_compaction_groups(table).values()) + Counter(pending_clustering_groups(table).values())
     return [{"instant": i.timestamp, "action": i.action, "state": i.state.name,
              "fileGroups": groups.get(i.timestamp)} for i in table.timeline.pending()]
@@ -84,8 +88,8 @@ def pending_rows(table) -> list[dict]:
 def metadata_rows(table, keys: list[str] | None = None) -> list[dict]:
     """The metadata table's partitions (complete ones are used by readers and writers) with their
     file groups, or, for record keys, their locations in the record index."""
-    from hudi_engine.metadata_table.layout import open_mdt, table_partitions
-    from hudi_engine.metadata_table.reader import MetadataReader
+    from hudi_engine.api import open_mdt, table_partitions
+    from hudi_engine.api import MetadataReader
 
     reader = MetadataReader(table)
     if keys:
@@ -105,7 +109,7 @@ def metadata_rows(table, keys: list[str] | None = None) -> list[dict]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hudi_engine.table.meta_client import HoodieTable
+    from hudi_engine.api import HoodieTable
     if not HoodieTable.exists(args.base_path):
         print(f"hudictl table: {args.base_path} is not a Hudi table (no .hoodie/hoodie.properties)")
         return 2

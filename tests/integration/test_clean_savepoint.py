@@ -171,7 +171,7 @@ KILLED_RESTORE = textwrap.dedent("""
     import os, signal, sys
     from hudi_engine.services.savepoint import schedule_restore
     from hudi_engine.table.meta_client import HoodieTable
-    from hudi_engine.write.rollback import rollback
+    from hudi_engine.transaction.recovery import rollback
     table = HoodieTable.load(sys.argv[1])
     requested = schedule_restore(table, sys.argv[2])
     table = table.reload()

@@ -14,7 +14,7 @@ from hudi_engine import read, write
 from hudi_engine.bloom import FOOTER_KEY
 from hudi_engine.errors import HoodieConfigError
 from hudi_engine.file_group.fs_view import FileSystemView
-from hudi_engine.metadata_table import writer as mdt_writer
+from hudi_engine.transaction.metadata import writer as mdt_writer
 from hudi_engine.metadata_table.layout import MDT_DIR
 from hudi_engine.metadata_table.reader import MetadataReader
 from hudi_engine.metadata_table.records import bloom_filter_of
@@ -105,7 +105,7 @@ def test_a_write_that_fails_after_its_metadata_commit_is_rolled_back_in_both(spa
         real_sync(*args, **kwargs)
         raise RuntimeError("killed between the metadata commit and the data commit")
     real_sync = mdt_writer.sync_commit
-    monkeypatch.setattr(importlib.import_module("hudi_engine.write.writer"), "sync_commit", sync_then_die)
+    monkeypatch.setattr(importlib.import_module("hudi_engine.transaction.metadata.listener"), "sync_commit", sync_then_die)
     with pytest.raises(RuntimeError, match="killed"):
         write(batch(spark, range(20, 40), "b", 2), table_path, opts)
     monkeypatch.undo()

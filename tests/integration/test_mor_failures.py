@@ -18,7 +18,7 @@ from hudi_engine.table.meta_client import HoodieTable
 from hudi_engine.timeline.avro_models import decode_instant_avro
 from hudi_engine.timeline.instant import COMPACTION, DELTA_COMMIT, ROLLBACK
 from hudi_engine.timeline.timeline import Timeline
-from hudi_engine.write import writer as writer_module
+from hudi_engine.transaction.transaction import Transaction
 from tests.integration.test_cow_failures import ROOT
 from tests.support.processes import kill_when
 from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA
@@ -59,7 +59,7 @@ def test_failed_delta_commit_is_rolled_back_with_a_command_block(spark, table_pa
             raise RuntimeError("driver lost")
         return real_complete(self, instant, content)
     monkeypatch.setattr(Timeline, "complete", die_on_delta_commit)
-    monkeypatch.setattr(writer_module._Write, "_abort", lambda self: None)
+    monkeypatch.setattr(Transaction, "abort", lambda self: False)
     with pytest.raises(RuntimeError, match="driver lost"):
         write(spark.createDataFrame([("jack", "banana", "eu", 2)], FRUIT_SCHEMA), table_path, op("upsert"))
     monkeypatch.undo()

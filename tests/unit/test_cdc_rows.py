@@ -12,7 +12,7 @@ from hudi_engine.file_group.fs_view import BaseFile, FileGroup, FileSlice
 from hudi_engine.file_group.log_file import data_block_records, encode_block, iter_log_blocks
 from hudi_engine.read.log_merge import DATA, DELETES, LogPart, merge_slice
 from hudi_engine.schema.avro import add_meta_fields, arrow_to_avro
-from hudi_engine.write.merge import MergeSpec
+from hudi_engine.merge.record_merger import MergeSpec
 
 P, FG = "p", "fg1-0"
 DATA_SCHEMA = pa.schema([pa.field("name", pa.string()), pa.field("fruit", pa.string())])

@@ -9,6 +9,7 @@ import pytest
 from hudi_engine.errors import HoodieTimelineError
 from hudi_engine.file_group.fs_view import BaseFile, FileGroup, FileSlice, LogFile
 from hudi_engine.services import clean_plan as cp
+from hudi_engine.table import retention
 from hudi_engine.timeline.instant import CLEAN, COMMIT, COMPACTION, DELTA_COMMIT, Instant, State
 
 DONE = State.COMPLETED
@@ -130,8 +131,8 @@ def test_time_travel_bound():
     metas = [{"totalFilesDeleted": 2, "earliestCommitToRetain": ts(3)},
              {"totalFilesDeleted": 0, "earliestCommitToRetain": ts(9)},
              {"totalFilesDeleted": 1, "earliestCommitToRetain": "", "lastCompletedCommitTimestamp": ts(5)}]
-    bound = cp.earliest_queryable(metas)
+    bound = retention.earliest_queryable(metas)
     assert bound == ts(5)
-    cp.check_queryable(ts(5), bound, "as.of", "x")
+    retention.check_queryable(ts(5), bound, "as.of", "x")
     with pytest.raises(HoodieTimelineError, match=ts(5)):
-        cp.check_queryable(ts(4), bound, "as.of", "x")
+        retention.check_queryable(ts(4), bound, "as.of", "x")

@@ -12,6 +12,7 @@ from hudi_engine.config import HoodieConfig
 from hudi_engine.errors import HoodieConfigError
 from hudi_engine.services import clustering_plan as clp
 from hudi_engine.services import layout
+from hudi_engine.table.pending import is_clustering
 from hudi_engine.timeline import avro_models as am
 from hudi_engine.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant, State
 from tests.conftest import unzip_fixture
@@ -46,7 +47,7 @@ def test_our_plan_for_the_slices_hudi_saw_is_hudis_plan(tmp_path):
     ours = clp.plan_clustering(slices, HoodieConfig({}), lambda p: base + p)
     theirs["clusteringPlan"].pop("missingSchedulePartitions")   # a 1.x field this engine does not write
     assert ours == theirs
-    assert clp.is_clustering(theirs) and not clp.is_clustering({"operationType": "INSERT_OVERWRITE",
+    assert is_clustering(theirs) and not is_clustering({"operationType": "INSERT_OVERWRITE",
                                                                 "clusteringPlan": None})
 
 

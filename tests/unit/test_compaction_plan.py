@@ -12,6 +12,7 @@ from hudi_engine.errors import HoodieConfigError
 from hudi_engine.file_group.fs_view import BaseFile, FileSlice, LogFile
 from hudi_engine.file_group.naming import parse_base_file_name, parse_log_file_name
 from hudi_engine.services import compaction_plan as cp
+from hudi_engine.table import pending
 from hudi_engine.storage import Storage
 from hudi_engine.timeline import avro_models as am
 from hudi_engine.timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, REPLACE_COMMIT, Instant, State
@@ -55,33 +56,33 @@ def fslice(partition: str, file_id: str, base_size: int | None, log_sizes: list[
 # --- trigger: counting delta commits ------------------------------------------------------------
 
 def test_nothing_to_count_on_an_empty_timeline_or_one_without_completed_delta_commits():
-    assert cp.delta_commits_since_compaction([]) is None
-    assert cp.delta_commits_since_compaction([dc("001", INFLIGHT), Instant("002", REPLACE_COMMIT, DONE)]) is None
+    assert pending.delta_commits_since_compaction([]) is None
+    assert pending.delta_commits_since_compaction([dc("001", INFLIGHT), Instant("002", REPLACE_COMMIT, DONE)]) is None
 
 
 def test_without_compaction_completed_delta_commits_count_from_the_first():
     timeline = [dc("001"), dc("002"), Instant("003", REPLACE_COMMIT, DONE), dc("004"), dc("005", INFLIGHT)]
-    assert cp.delta_commits_since_compaction(timeline) == cp.DeltaCommitInfo(3, "001")
+    assert pending.delta_commits_since_compaction(timeline) == pending.DeltaCommitInfo(3, "001")
 
 
 def test_a_completed_compaction_restarts_the_count_and_clustering_does_not():
     timeline = [dc("001"), dc("002"), Instant("003", COMMIT, DONE), dc("004"),
                 Instant("005", REPLACE_COMMIT, DONE), dc("006"), dc("007", REQUESTED)]
-    assert cp.delta_commits_since_compaction(reversed(timeline)) == cp.DeltaCommitInfo(2, "003")
+    assert pending.delta_commits_since_compaction(reversed(timeline)) == pending.DeltaCommitInfo(2, "003")
     # A compaction commit alone is something to count from, even with nothing after it.
-    assert cp.delta_commits_since_compaction([Instant("003", COMMIT, DONE)]) == cp.DeltaCommitInfo(0, "003")
+    assert pending.delta_commits_since_compaction([Instant("003", COMMIT, DONE)]) == pending.DeltaCommitInfo(0, "003")
 
 
 def test_after_last_request_counts_from_a_pending_compaction_and_takes_pending_delta_commits():
     timeline = [dc("001"), Instant("002", COMMIT, DONE), dc("003"), dc("004"),
                 Instant("005", COMPACTION, REQUESTED), dc("006"), dc("007", INFLIGHT)]
-    assert cp.delta_commits_since_compaction(timeline) == cp.DeltaCommitInfo(3, "002")
-    assert cp.delta_commits_since_compaction(timeline, after_last_request=True) == cp.DeltaCommitInfo(2, "005")
+    assert pending.delta_commits_since_compaction(timeline) == pending.DeltaCommitInfo(3, "002")
+    assert pending.delta_commits_since_compaction(timeline, after_last_request=True) == pending.DeltaCommitInfo(2, "005")
     inflight = [i if i.timestamp != "005" else Instant("005", COMPACTION, INFLIGHT) for i in timeline]
-    assert cp.delta_commits_since_compaction(inflight, after_last_request=True) == cp.DeltaCommitInfo(2, "005")
+    assert pending.delta_commits_since_compaction(inflight, after_last_request=True) == pending.DeltaCommitInfo(2, "005")
     # With no compaction pending it counts from the last completed one (pending delta commits too).
     no_request = [i for i in timeline if i.action != COMPACTION]
-    assert cp.delta_commits_since_compaction(no_request, after_last_request=True) == cp.DeltaCommitInfo(4, "002")
+    assert pending.delta_commits_since_compaction(no_request, after_last_request=True) == pending.DeltaCommitInfo(4, "002")
 
 
 def test_elapsed_seconds_cut_each_time_to_the_second_first():
@@ -187,26 +188,26 @@ def test_unsupported_strategies_are_refused_with_the_choices(value):
 
 
 def test_metrics_are_whole_megabytes_and_a_missing_base_file_costs_a_full_one_to_write():
-    m = cp.slice_metrics(fslice("p", "a-0", 3 * MB, [MB, MB // 2 + 7]), 120 * MB)
+    m = pending.slice_metrics(fslice("p", "a-0", 3 * MB, [MB, MB // 2 + 7]), 120 * MB)
     assert list(m) == ["TOTAL_LOG_FILES", "TOTAL_IO_MB", "TOTAL_IO_READ_MB", "TOTAL_LOG_FILES_SIZE",
                        "TOTAL_IO_WRITE_MB"]  # Java HashMap order, as in Hudi's plans
     assert m == {"TOTAL_LOG_FILES": 2.0, "TOTAL_IO_MB": 7.0, "TOTAL_IO_READ_MB": 4.0,
                  "TOTAL_LOG_FILES_SIZE": float(MB + MB // 2 + 7), "TOTAL_IO_WRITE_MB": 3.0}
-    m = cp.slice_metrics(fslice("p", "a-0", None, [MB - 1]), 125829120)
+    m = pending.slice_metrics(fslice("p", "a-0", None, [MB - 1]), 125829120)
     assert (m["TOTAL_IO_READ_MB"], m["TOTAL_IO_WRITE_MB"], m["TOTAL_IO_MB"]) == (0.0, 120.0, 120.0)
-    assert cp.slice_metrics(fslice("p", "a-0", 0, [1]), 5 * MB)["TOTAL_IO_WRITE_MB"] == 5.0
+    assert pending.slice_metrics(fslice("p", "a-0", 0, [1]), 5 * MB)["TOTAL_IO_WRITE_MB"] == 5.0
 
 
 def test_operations_name_files_and_order_log_files():
     s = fslice("2024/01", "a-0", 10, [1, 2, 3])
     s.log_files.reverse()
-    op = cp.compaction_operation(s, 120 * MB)
+    op = pending.compaction_operation(s, 120 * MB)
     assert op["dataFilePath"] == "a-0_0-1-1_001.parquet" and op["partitionPath"] == "2024/01"
     assert op["deltaFilePaths"] == [".a-0_002.log.1_0-1-1", ".a-0_003.log.1_0-1-1", ".a-0_004.log.1_0-1-1"]
     assert (op["baseInstantTime"], op["fileId"], op["bootstrapFilePath"]) == ("001", "a-0", None)
     s = FileSlice("p", "b-0", "005", None, [log("p", "b-0", "005", 9, version=2), log("p", "b-0", "005", 9)])
-    assert cp.compaction_operation(s, 0)["deltaFilePaths"] == [".b-0_005.log.1_0-1-1", ".b-0_005.log.2_0-1-1"]
-    assert cp.compaction_operation(s, 0)["dataFilePath"] is None
+    assert pending.compaction_operation(s, 0)["deltaFilePaths"] == [".b-0_005.log.1_0-1-1", ".b-0_005.log.2_0-1-1"]
+    assert pending.compaction_operation(s, 0)["dataFilePath"] is None
 
 
 def ops(plan):
@@ -268,12 +269,12 @@ def test_file_groups_of_pending_plans_and_slices_without_logs_are_not_candidates
 
 def test_planned_file_groups_of_compaction_and_clustering_plans():
     compaction = cp.plan_compaction([fslice("p", "a-0", 10, [1]), fslice("", "b-0", None, [1])], cfg())
-    assert cp.planned_file_groups(compaction) == {("p", "a-0"), ("", "b-0")}
+    assert pending.planned_file_groups(compaction) == {("p", "a-0"), ("", "b-0")}
     clustering = {"operationType": "CLUSTER", "clusteringPlan": {"inputGroups": [
         {"slices": [{"partitionPath": "p", "fileId": "c-0"}, {"partitionPath": "q", "fileId": "d-0"}]},
         {"slices": [{"partitionPath": "p", "fileId": "e-0"}]}]}}
-    assert cp.planned_file_groups(clustering) == {("p", "c-0"), ("q", "d-0"), ("p", "e-0")}
-    assert cp.planned_file_groups({"operationType": "INSERT_OVERWRITE", "clusteringPlan": None}) == set()
+    assert pending.planned_file_groups(clustering) == {("p", "c-0"), ("q", "d-0"), ("p", "e-0")}
+    assert pending.planned_file_groups({"operationType": "INSERT_OVERWRITE", "clusteringPlan": None}) == set()
 
 
 def test_a_plan_is_the_record_hudi_writes_and_round_trips_through_avro():
@@ -399,7 +400,7 @@ def test_every_operation_hudi_planned_is_the_one_we_build_from_its_files(tmp_pat
             base = BaseFile(prefix + op["dataFilePath"], op["fileId"], op["baseInstantTime"],
                             (folder / op["dataFilePath"]).stat().st_size)
         s = FileSlice(op["partitionPath"], op["fileId"], op["baseInstantTime"], base, logs)
-        assert cp.compaction_operation(s, 125829120) == op
+        assert pending.compaction_operation(s, 125829120) == op
 
 
 def test_the_v8_fixture_compacted_when_the_default_trigger_fired(tmp_path):

@@ -21,7 +21,8 @@ from hudi_engine.hfile.block import encode_block as encode_hfile_block
 from hudi_engine.hfile.format import (AVG_KEY_LEN, AVG_VALUE_LEN, COMPARATOR_CLASS_NAME, CREATE_TIME_TS,
                                       FILE_INFO_PB_MAGIC, KEY_VALUE_VERSION, LAST_KEY, MAX_MEMSTORE_TS_KEY,
                                       SCHEMA_KEY)
-from hudi_engine.hfile.java_hashmap import hashmap_order, java_string_hash
+from hudi_engine.hfile.java_hashmap import hashmap_order
+from hudi_engine.java_hash import java_string_hash
 from hudi_engine.hfile.proto import encode_file_info_message
 from hudi_engine.hfile.varint import (decode_hadoop_vint, decode_uvarint, encode_hadoop_vint,
                                       encode_uvarint)

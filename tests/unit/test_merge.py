@@ -1,6 +1,6 @@
 import pyarrow as pa
 
-from hudi_engine.write.merge import MergeSpec, deduplicate, merge
+from hudi_engine.merge.record_merger import MergeSpec, deduplicate, merge
 
 
 def batch(rows, op="U"):

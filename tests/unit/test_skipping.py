@@ -7,7 +7,7 @@ import pyarrow as pa
 import pytest
 
 from hudi_engine.errors import HoodieValidationError
-from hudi_engine.read.skipping import ColumnRange, Predicate, file_may_match, key_lookup, may_match, predicates
+from hudi_engine.expr.skipping import ColumnRange, Predicate, file_may_match, key_lookup, may_match, predicates
 
 SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("price", pa.float64()), ("day", pa.date32()),
                     ("amount", pa.decimal128(10, 2)), ("ts", pa.timestamp("us", tz="UTC"))])

@@ -25,7 +25,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, StringType, StructField, StructType
 
-from hudi_engine.write.merge import IS_DELETED
+from hudi_engine.api import IS_DELETED
 
 from ..schema_provider import spark_struct
 from .base import ErrorReason

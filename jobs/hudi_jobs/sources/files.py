@@ -31,7 +31,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 
 from hudi_engine.config import HoodieConfig
 from hudi_engine.errors import HoodieConfigError, HoodieValidationError
-from hudi_engine.schema.avro import avro_to_arrow
+from hudi_engine.api import avro_to_arrow
 from hudi_engine.storage import Storage
 
 from ..keys import files as K

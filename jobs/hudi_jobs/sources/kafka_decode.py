@@ -22,7 +22,7 @@ import fastavro
 import pyarrow as pa
 
 from hudi_engine.errors import HoodieConfigError, HoodieError
-from hudi_engine.schema.avro import avro_to_arrow
+from hudi_engine.api import avro_to_arrow
 
 from .avro_values import arrow_values
 

@@ -14,7 +14,7 @@ from typing import Mapping
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from hudi_engine import write
+from hudi_engine.api import write
 from hudi_engine.config import HoodieConfig
 
 from ..keys import streamer as K

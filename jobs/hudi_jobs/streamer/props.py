@@ -12,7 +12,7 @@ from typing import Iterable
 
 from hudi_engine.errors import HoodieConfigError
 from hudi_engine.storage import Storage
-from hudi_engine.table.properties import read_properties_text
+from hudi_engine.api import read_properties_text
 
 INCLUDE = "include"
 

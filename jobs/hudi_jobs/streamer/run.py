@@ -20,13 +20,13 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from hudi_engine import config as C
-from hudi_engine import write
+from hudi_engine.api import write
 from hudi_engine.config import HoodieConfig
 from hudi_engine.errors import HoodieConfigError, HoodieError
-from hudi_engine.read.plan import table_schema
-from hudi_engine.schema.avro import META_FIELDS
-from hudi_engine.table.meta_client import HoodieTable
-from hudi_engine.timeline.instant import parse_instant_time
+from hudi_engine.api import table_schema
+from hudi_engine.api import META_FIELDS
+from hudi_engine.api import HoodieTable
+from hudi_engine.api import parse_instant_time
 
 from ..keys import streamer as K
 from ..metrics import StreamerMetrics

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from hudi_engine.schema.avro import arrow_to_avro, to_json
+from hudi_engine.api import arrow_to_avro, to_json
 
 _TYPES = {"string": pa.string(), "int": pa.int32(), "long": pa.int64(), "float": pa.float32(),
           "double": pa.float64(), "boolean": pa.bool_(), "date": pa.date32(),

@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..write.merge import RECORD_KEY as KEY_COLUMN
+from ..schema.meta_fields import RECORD_KEY as KEY_COLUMN
 from .schema import AFTER, BEFORE, DELETE, INSERT, NOT_IMAGED, OP, RECORD_KEY, UPDATE
 
 

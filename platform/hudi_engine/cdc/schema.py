@@ -20,7 +20,9 @@ from typing import Any, Mapping
 
 import pyarrow as pa
 
-from ..schema.avro import META_FIELDS, OPERATION_FIELD, add_meta_fields, to_json
+from ..schema.meta_fields import META_FIELDS
+from ..schema.meta_fields import OPERATION_FIELD
+from ..schema.avro import add_meta_fields, to_json
 
 OP, TS_MS, BEFORE, AFTER, RECORD_KEY = "op", "ts_ms", "before", "after", "record_key"
 INSERT, UPDATE, DELETE = "i", "u", "d"

@@ -18,9 +18,9 @@ from typing import Iterable, Mapping
 from ..errors import HoodieTimelineError, HoodieWriteConflictError
 from ..file_group.naming import parse_base_file_name, parse_log_file_name
 from ..index.bucket import bucket_of
-from ..services.clustering_plan import is_clustering
-from ..services.compaction_plan import planned_file_groups
-from ..services.pending import requested_plan
+from ..table.pending import is_clustering
+from ..table.pending import planned_file_groups
+from ..table.pending import requested_plan
 from ..storage import Storage
 from ..timeline.instant import (CLUSTERING, COMMIT, COMPACTION, DELTA_COMMIT, LOG_COMPACTION, REPLACE_COMMIT,
                                 Instant)
@@ -152,7 +152,7 @@ def marker_file_groups(marker_names: Iterable[str]) -> set[GroupId]:
 
 
 def markers_of(storage: Storage, instant: str) -> set[GroupId]:
-    from ..write.base_file import marker_dir
+    from ..file_group.markers import marker_dir
 
     root = marker_dir(instant)
     return marker_file_groups(m.path[len(root) + 1:] for m in storage.list(root, recursive=True))

@@ -8,12 +8,15 @@ the LAZY failed-writes policy rolls it back; a live writer's instant is left alo
 """
 from __future__ import annotations
 
-import sys
+import logging
+
 import threading
 import time
 
 from ..storage import Storage
 from ..timeline.timeline import META_DIR
+
+log = logging.getLogger(__name__)
 
 HEARTBEAT_DIR = f"{META_DIR}/.heartbeat"
 
@@ -66,7 +69,7 @@ class Heartbeat:
             try:
                 self._beat()
             except OSError as exc:  # one missed beat is tolerated; say why
-                print(f"[hudi] heartbeat of {self.instant} failed: {exc}", file=sys.stderr, flush=True)
+                log.warning(f"heartbeat of {self.instant} failed: {exc}")
 
     def stop(self) -> None:
         self._stop.set()

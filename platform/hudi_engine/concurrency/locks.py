@@ -16,13 +16,14 @@ write's lock), so nested sections never deadlock.
 """
 from __future__ import annotations
 
+import logging
+
 import datetime as _dt
 import json
 import os
 import posixpath
 import random
 import socket
-import sys
 import threading
 import time
 import uuid
@@ -36,6 +37,8 @@ from ..errors import HoodieConfigError, HoodieLockError
 from ..storage import Storage
 from ..timeline.timeline import META_DIR
 from .settings import is_occ
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from ..table.meta_client import HoodieTable
@@ -190,9 +193,9 @@ class FileSystemLockProvider(LockProvider):
             if self._is_stale(self.path):
                 stale = self._read()
                 os.unlink(self.path)
-                print(f"[hudi lock] took over the stale lock {self.path} of {describe_owner(stale)} "
+                log.info(f"took over the stale lock {self.path} of {describe_owner(stale)} "
                       f"(older than {C.LOCK_FILESYSTEM_EXPIRE.key}={self.expire_s / 60:g} minutes)",
-                      file=sys.stderr, flush=True)
+                      )
         except FileNotFoundError:
             pass
         finally:

@@ -6,16 +6,9 @@ from __future__ import annotations
 
 from typing import Iterable, TypeVar
 
+from ..java_hash import java_string_hash
+
 V = TypeVar("V")
-
-
-def java_string_hash(text: str) -> int:
-    """``String.hashCode``: over UTF-16 code units, as a 32-bit unsigned value."""
-    units = text.encode("utf-16-be", "surrogatepass")
-    h = 0
-    for i in range(0, len(units), 2):
-        h = (31 * h + (units[i] << 8 | units[i + 1])) & 0xFFFFFFFF
-    return h
 
 
 def hashmap_order(items: Iterable[tuple[str, V]]) -> list[tuple[str, V]]:

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 
 from ..bloom import deserialize_bloom_filter
 from ..storage import Storage
-from ..write.base_file import RECORD_KEY
+from ..schema.meta_fields import RECORD_KEY
 
 RANGE_SCHEMA = pa.schema([("_p", pa.string()), ("_fid", pa.string()), ("_lo", pa.string()), ("_hi", pa.string())])
 MATCH_SCHEMA = pa.schema([("_k", pa.string()), ("_p", pa.string()), ("_fid", pa.string())])

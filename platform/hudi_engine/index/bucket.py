@@ -15,33 +15,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import HoodieConfigError
+from ..java_hash import java_string_hash, java_string_hashes
 
 _MASK32 = np.uint64(0xFFFFFFFF)
-
-
-def java_string_hashes(values: pa.Array) -> np.ndarray:
-    """Java's ``String.hashCode()`` of each string (UTF-16 code units), as uint32."""
-    values = pc.cast(values, pa.large_string())
-    if not pc.all(pc.string_is_ascii(values)).as_py():
-        return np.array([_java_hash(v) for v in values.to_pylist()], dtype=np.uint64)
-    n = len(values)
-    offsets = np.frombuffer(values.buffers()[1], np.int64)[values.offset:values.offset + n + 1]
-    data = (np.frombuffer(values.buffers()[2], np.uint8) if values.buffers()[2] is not None
-            else np.zeros(1, np.uint8))
-    starts, lengths = offsets[:-1], offsets[1:] - offsets[:-1]
-    h = np.zeros(n, np.uint64)
-    for j in range(int(lengths.max()) if n else 0):
-        live = lengths > j
-        h[live] = (h[live] * np.uint64(31) + data[starts[live] + j].astype(np.uint64)) & _MASK32
-    return h
-
-
-def _java_hash(value: str) -> int:
-    units = np.frombuffer(value.encode("utf-16-be"), dtype=">u2")
-    h = 0
-    for u in units:
-        h = (h * 31 + int(u)) & 0xFFFFFFFF
-    return h
 
 
 def list_hashes(columns: list[np.ndarray]) -> np.ndarray:
@@ -82,7 +58,7 @@ def bucket_ids(record_keys: pa.Array, hash_fields: list[str], num_buckets: int) 
 def _list_hash(values: list[str | None]) -> int:
     h = 1
     for v in values:
-        h = (h * 31 + (0 if v is None else _java_hash(v))) & 0xFFFFFFFF
+        h = (h * 31 + (0 if v is None else java_string_hash(v))) & 0xFFFFFFFF
     return h
 
 

@@ -17,6 +17,7 @@ import posixpath
 from ..storage import Storage
 from ..table.meta_client import HoodieTable
 from ..timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT
+from ..metadata_table.reader import table_view
 from .consistent_hashing import COMMIT_SUFFIX, INIT_INSTANT, METADATA_SUFFIX, HashingMetadata, initial_metadata, \
     timestamp_of
 
@@ -66,7 +67,7 @@ def _is_latest_layout(table: HoodieTable, partition: str, metadata: HashingMetad
     """Whether a latest base file of the partition belongs to one of the metadata's buckets."""
     prefixes = {n.file_id_prefix for n in metadata.nodes}
     return any(s.base_file is not None and s.file_id.rsplit("-", 1)[0] in prefixes
-               for s in table.fs_view().latest_file_slices(partitions={partition}))
+               for s in table_view(table).latest_file_slices(partitions={partition}))
 
 
 def _read(storage: Storage, folder: str, name: str) -> HashingMetadata:

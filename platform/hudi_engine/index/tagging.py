@@ -18,7 +18,7 @@ from .. import config as C
 from ..config import HoodieConfig
 from ..file_group.fs_view import FileSlice
 from ..storage import Storage
-from ..write.base_file import PARTITION_PATH, RECORD_KEY
+from ..schema.meta_fields import PARTITION_PATH, RECORD_KEY
 from .bloom import MATCH_SCHEMA, RANGE_SCHEMA, BaseFileRef, CheckCandidates, KeyRanges
 from .bucket import bucket_ids
 from .consistent_hashing import check_engine, is_consistent_hashing, key_hashes, ring_lookup  # noqa: F401 (re-exported)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from ..index.bucket import java_string_hashes
+from ..java_hash import java_string_hashes
 from .hashing import column_index_id, file_index_id, partition_index_id
 
 NON_PARTITIONED_NAME = "."

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterable
 
-from ..file_group.fs_view import FileSlice
+from ..file_group.fs_view import FileSlice, FileSystemView
 from ..file_group.log_scanner import read_valid_blocks
-from ..read.skipping import ColumnRange
+from ..expr.skipping import ColumnRange
 from ..storage import FileInfo, Storage
 from ..table.meta_client import HoodieTable
 from .codec import base_values, block_values
@@ -155,6 +155,15 @@ class SliceReader:
             for k, v in block_values(block, keys, prefixes):
                 take(k, v)
         return {k: v for k, v in values.items() if v is not None}
+
+
+def table_view(table: HoodieTable) -> FileSystemView:
+    """The table's files: from the metadata table's files partition when it has one (no directory
+    listing), else listed. The listing is read once per table snapshot."""
+    if "listing" not in table.derived:
+        reader = metadata_reader(table)
+        table.derived["listing"] = reader.file_listing() if reader is not None and reader.has(FILES) else None
+    return table.fs_view(table.derived["listing"])
 
 
 def metadata_reader(table: HoodieTable) -> MetadataReader | None:

@@ -1,132 +1,14 @@
-"""Record-index changes of one action, found on the executors from the files the action wrote:
-only key columns are read, one written file per task, so the driver never holds keys.
-
-For a base file the keys stamped with the instant are where those records now live; a key of the
-file it replaced (copy-on-write merge) that is gone was deleted. For a log file, its data blocks of
-the instant say where the keys live and its delete blocks which keys went.
-"""
+"""Record-index lookups: where incoming keys live, from the metadata table's record index, one
+Spark task per record-index file group (its keys seek their blocks; many keys scan the file once)."""
 from __future__ import annotations
 
-import posixpath
 from dataclasses import dataclass
 from typing import Iterator
 
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
-from ..file_group.log_file import BlockType, data_block_records, delete_block_keys, read_log_file
-from ..file_group.naming import parse_base_file_name, parse_log_file_name
 from ..storage import Storage
-from ..write.base_file import COMMIT_TIME, PARTITION_PATH, RECORD_KEY
 
-CHANGE_SCHEMA = pa.schema([("key", pa.string()), ("partition", pa.string()), ("file_id", pa.string()),
-                           ("deleted", pa.bool_())])
-
-
-@dataclass(frozen=True)
-class WrittenFile:
-    path: str                    # relative to the data table
-    previous_base: str | None    # the base file a copy-on-write merge replaced
-    all_keys: bool = False       # clustering/bootstrap: every key moved here, not only this instant's
-
-
-def written_files(meta: dict, previous_bases: dict[tuple[str, str], str], all_keys: bool) -> list[WrittenFile]:
-    out = []
-    for partition, stats in (meta.get("partitionToWriteStats") or {}).items():
-        for stat in stats:
-            path = stat.get("path")
-            if not path:
-                continue
-            prev = None
-            if parse_base_file_name(posixpath.basename(path)) is not None and stat.get("prevCommit") not in (None, "null"):
-                prev = previous_bases.get((partition, stat["fileId"]))
-            out.append(WrittenFile(path, prev, all_keys))
-    return out
-
-
-def _batch(keys, partitions, file_id: str, deleted: bool) -> pa.RecordBatch:
-    keys, partitions = (c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in (keys, partitions))
-    n = len(keys)
-    return pa.RecordBatch.from_arrays(
-        [keys.cast(pa.string()), partitions.cast(pa.string()), pa.array([file_id] * n, pa.string()),
-         pa.array([deleted] * n, pa.bool_())], schema=CHANGE_SCHEMA)
-
-
-@dataclass(frozen=True)
-class KeyChanges:
-    """mapInArrow over indexes into ``files``: the record-index changes each file carries."""
-    storage: Storage
-    instant: str
-    files: tuple[WrittenFile, ...]
-
-    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            for index in batch.column(0).to_pylist():
-                yield from self.changes(self.files[index])
-
-    def changes(self, f: WrittenFile) -> Iterator[pa.RecordBatch]:
-        name = posixpath.basename(f.path)
-        base = parse_base_file_name(name)
-        if base is not None:
-            yield from self._base(f, base.file_id)
-            return
-        log = parse_log_file_name(name)
-        if log is None or log.is_cdc:
-            return
-        for block in read_log_file(self.storage, f.path):
-            if block.is_corrupt or (not f.all_keys and block.instant_time != self.instant):
-                continue
-            if block.block_type == BlockType.DELETE_BLOCK:
-                keys = delete_block_keys(block)
-                yield _batch(keys.column("record_key"), keys.column("partition_path"), log.file_id, True)
-            elif block.block_type in (BlockType.AVRO_DATA_BLOCK, BlockType.PARQUET_DATA_BLOCK):
-                rows = data_block_records(block)
-                if RECORD_KEY in rows.column_names:
-                    yield _batch(rows.column(RECORD_KEY),
-                                 rows.column(PARTITION_PATH), log.file_id, False)
-
-    def _base(self, f: WrittenFile, file_id: str) -> Iterator[pa.RecordBatch]:
-        cols = [RECORD_KEY, PARTITION_PATH, COMMIT_TIME]
-        new = pq.read_table(self.storage.full(f.path), columns=cols, filesystem=self.storage.fs)
-        mine = new if f.all_keys else new.filter(pc.equal(new.column(COMMIT_TIME), self.instant))
-        if mine.num_rows:
-            yield _batch(mine.column(RECORD_KEY), mine.column(PARTITION_PATH),
-                         file_id, False)
-        if f.previous_base and self.storage.exists(f.previous_base):
-            old = pq.read_table(self.storage.full(f.previous_base), columns=cols[:2], filesystem=self.storage.fs)
-            gone = old.filter(pc.invert(pc.is_in(old.column(RECORD_KEY), value_set=new.column(RECORD_KEY).combine_chunks())))
-            if gone.num_rows:
-                yield _batch(gone.column(RECORD_KEY), gone.column(PARTITION_PATH),
-                             file_id, True)
-
-
-def key_changes(spark, storage: Storage, instant: str, files: list[WrittenFile]):
-    """A DataFrame of CHANGE_SCHEMA rows for ``files`` (None when there is nothing to read)."""
-    if not files:
-        return None
-    from pyspark.sql.pandas.types import from_arrow_schema
-
-    n = len(files)
-    indexes = spark.range(n).repartition(min(n, spark.sparkContext.defaultParallelism * 2)).selectExpr("CAST(id AS INT) AS id")
-    return indexes.mapInArrow(KeyChanges(storage, instant, tuple(files)), from_arrow_schema(CHANGE_SCHEMA))
-
-
-def snapshot_locations(spark, base_path: str):
-    """Every live key's location, for building the record index from scratch: a snapshot read's
-    key, partition and file name columns (the file name gives the file group)."""
-    from pyspark.sql import functions as F
-
-    from ..read.reader import read
-    from ..write.base_file import FILE_NAME
-
-    df = read(spark, base_path).select(RECORD_KEY, PARTITION_PATH, FILE_NAME)
-    file_id = F.regexp_extract(F.col(FILE_NAME), r"^\.?(.+?)_", 1)
-    return df.select(F.col(RECORD_KEY).alias("key"), F.col(PARTITION_PATH).alias("partition"),
-                     file_id.alias("file_id"), F.lit(False).alias("deleted"))
-
-
-# --- RECORD_INDEX: writes tag incoming keys through the record index ------------------------------
 LOCATION_SCHEMA = pa.schema([("_k", pa.string()), ("_p", pa.string()), ("_fid", pa.string())])
 
 

@@ -26,14 +26,15 @@ from ..file_group.fs_view import FileSlice
 from ..file_group.log_file import BlockType, data_block_records, read_log_file
 from ..file_group.log_scanner import Visibility
 from ..file_group.naming import parse_base_file_name
-from ..schema.avro import META_FIELDS
+from ..schema.meta_fields import META_FIELDS
 from ..storage import Storage
 from ..table.meta_client import HoodieTable
 from ..timeline.avro_models import decode_instant_avro
 from ..timeline.instant import COMPACTION, Instant, State
-from ..write.merge import MergeSpec
+from ..merge.record_merger import MergeSpec
 from .file_slice import SliceMerge, read_file_slice
 from .plan import incremental_commits, merge_spec, table_schema
+from ..metadata_table.reader import table_view
 
 COMMIT_TIME, RECORD_KEY = META_FIELDS[0], META_FIELDS[2]
 
@@ -62,7 +63,7 @@ def plan_cdc(table: HoodieTable, options: dict | None = None) -> CDCPlan:
     pending = [(i.timestamp, decode_instant_avro(timeline.read_details(
                 Instant(i.timestamp, COMPACTION, State.REQUESTED))))
                for i in timeline.pending([COMPACTION])]
-    view = table.fs_view()
+    view = table_view(table)
     splits = extract_splits(commits, mode, FileGroupIndex.of(view.file_groups(include_replaced=True)),
                             pending, infer_rewrites=not cdc_on)
     spec = merge_spec(table) if table.table_type == "MERGE_ON_READ" else None

@@ -23,7 +23,7 @@ from .cdc import CDCPlan, plan_cdc, split_changes
 from .file_slice import read_file_slice
 from .plan import ReadPlan, is_cdc_query, plan_read
 from .pruning import prune
-from .skipping import predicates
+from ..expr.skipping import predicates
 
 
 class _SlicePartition(InputPartition):

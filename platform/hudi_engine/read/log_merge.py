@@ -11,7 +11,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..write.merge import DELETE, OP_COLUMN, RECORD_KEY, MergeSpec, deduplicate, merge
+from ..merge.record_merger import DELETE, OP_COLUMN, MergeSpec, deduplicate, merge
+from ..schema.meta_fields import RECORD_KEY
 
 DATA, DELETES = "data", "delete"
 

@@ -12,15 +12,18 @@ from ..errors import HoodieConfigError, HoodieTimelineError
 from ..file_group.fs_view import FileSlice
 from ..file_group.log_scanner import Visibility
 from ..keygen import key_generator_from_config
-from ..schema.avro import META_FIELDS, avro_to_arrow
-from ..services.archive import check_incremental_begin
-from ..services.clean import check_read_instant
-from ..table.meta_client import HoodieTable, merge_mode
+from ..schema.meta_fields import META_FIELDS
+from ..schema.avro import avro_to_arrow
+from ..table.retention import check_incremental_begin
+from ..table.retention import check_read_instant
+from ..table.meta_client import HoodieTable
+from ..merge.record_merger import merge_mode
 from ..timeline.instant import Instant, normalize_instant
-from ..write.merge import MergeSpec
+from ..merge.record_merger import MergeSpec
 from .file_slice import SliceMerge
 from .pruning import prune
-from .skipping import predicates
+from ..expr.skipping import predicates
+from ..metadata_table.reader import table_view
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,7 @@ def plan_read(table: HoodieTable, options: dict | None = None, filters=None) -> 
             return ReadPlan((), table_schema(table, as_of))
         as_of = last.timestamp
     schema = table_schema(table, as_of)
-    slices = table.fs_view().latest_file_slices(as_of=as_of)
+    slices = table_view(table).latest_file_slices(as_of=as_of)
     if filters:
         slices = prune(table, slices, predicates(filters, schema), cfg, latest=as_of is None)
     if query == "read_optimized":
@@ -130,7 +133,7 @@ def _incremental(table: HoodieTable, cfg: HoodieConfig) -> ReadPlan:
         meta = timeline.commit_metadata(instant)
         for partition, stats in (meta.get("partitionToWriteStats") or {}).items():
             touched.update((partition, s["fileId"]) for s in stats if s.get("fileId"))
-    groups = table.fs_view().file_groups(as_of=as_of, partitions={p for p, _ in touched})
+    groups = table_view(table).file_groups(as_of=as_of, partitions={p for p, _ in touched})
     slices = [g.latest_slice() for g in groups if (g.partition, g.file_id) in touched and g.slices]
     return ReadPlan(tuple(slices), table_schema(table, schema_as_of and as_of),
                     tuple(sorted(i.timestamp for i in commits)), slice_merge(table, cfg, as_of))

@@ -4,8 +4,9 @@ HoodieFileIndex). The decisions are :mod:`.skipping`'s; this module fetches what
 """
 from __future__ import annotations
 
+import logging
+
 import posixpath
-import sys
 from typing import Sequence
 
 from .. import config as C
@@ -15,9 +16,11 @@ from ..file_group.fs_view import FileSlice
 from ..keygen import key_generator_from_config
 from ..metadata_table.layout import COLUMN_STATS, RECORD_INDEX
 from ..metadata_table.reader import metadata_reader
-from ..schema.avro import META_FIELDS
+from ..schema.meta_fields import META_FIELDS
 from ..table.meta_client import HoodieTable
-from .skipping import Predicate, file_may_match, key_lookup
+from ..expr.skipping import Predicate, file_may_match, key_lookup
+
+log = logging.getLogger(__name__)
 
 RECORD_KEY = META_FIELDS[2]
 
@@ -37,8 +40,8 @@ def prune(table: HoodieTable, slices: Sequence[FileSlice], preds: Sequence[Predi
     if reader is not None and cfg.get(C.ENABLE_DATA_SKIPPING) and reader.has(COLUMN_STATS):
         slices = _by_column_stats(reader, slices, preds)
     if len(slices) < before:
-        print(f"[hudi] {table.name}: filters leave {len(slices)} of {before} file slices to read",
-              file=sys.stderr, flush=True)
+        log.info(f"{table.name}: filters leave {len(slices)} of {before} file slices to read",
+              )
     return slices
 
 

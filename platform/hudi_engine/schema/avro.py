@@ -28,9 +28,9 @@ from typing import Any, Mapping
 
 import pyarrow as pa
 
+from .meta_fields import META_FIELDS, OPERATION_FIELD
+
 __all__ = [
-    "META_FIELDS",
-    "OPERATION_FIELD",
     "STYLES",
     "add_meta_fields",
     "arrow_schema_compatible",
@@ -41,15 +41,6 @@ __all__ = [
     "to_json",
 ]
 
-META_FIELDS = (
-    "_hoodie_commit_time",
-    "_hoodie_commit_seqno",
-    "_hoodie_record_key",
-    "_hoodie_partition_path",
-    "_hoodie_file_name",
-)
-# Written only when hoodie.allow.operation.metadata.field is on (MOR/CDC); never part of the data schema.
-OPERATION_FIELD = "_hoodie_operation"
 _ALL_META = frozenset(META_FIELDS + (OPERATION_FIELD,))
 
 STYLES = ("commit", "create")

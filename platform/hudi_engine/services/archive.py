@@ -6,22 +6,21 @@ timeline with no holes (a later run archives the rest; a record archived twice i
 """
 from __future__ import annotations
 
-import sys
+import logging
+
 
 from .. import config as C
 from ..concurrency.locks import locked_table
 from ..config import HoodieConfig
-from ..errors import HoodieConfigError, HoodieTimelineError
+from ..errors import HoodieConfigError
 from ..table.meta_client import HoodieTable
-from ..timeline.archived import archive_block, archived_instants, entry_for, next_archive_file
+from ..table.retention import archive_folder
+from ..table.archived_timeline import archive_block, entry_for, next_archive_file
 from ..timeline.avro_models import decode_instant_avro
-from ..timeline.instant import CLEAN, WRITE_ACTIONS, Instant, State
-from ..timeline.timeline import META_DIR
+from ..timeline.instant import CLEAN, Instant, State
 from .archive_plan import instants_to_archive
 
-
-def archive_folder(table: HoodieTable) -> str:
-    return f"{META_DIR}/{table.config.get_str(C.ARCHIVELOG_FOLDER)}"
+log = logging.getLogger(__name__)
 
 
 def keep_window(cfg: HoodieConfig) -> tuple[int, int]:
@@ -70,8 +69,8 @@ def _archive(table: HoodieTable, cfg: HoodieConfig, low: int, high: int) -> list
     table.storage.write_bytes(path, blob)
     for _, file_instant in sorted(states, key=lambda s: (s[0].timestamp, s[1].state)):
         table.storage.delete(timeline.path_of(file_instant))
-    print(f"[hudi archive] archived {len(chosen)} instants ({chosen[0].timestamp}..{chosen[-1].timestamp}) "
-          f"to {path}", file=sys.stderr, flush=True)
+    log.info(f"archived {len(chosen)} instants ({chosen[0].timestamp}..{chosen[-1].timestamp}) "
+          f"to {path}")
     return chosen
 
 
@@ -98,21 +97,5 @@ def archive_inline(table: HoodieTable, options: dict) -> list[Instant]:
     try:
         return archive(table, options)
     except HoodieConfigError as exc:
-        print(f"[hudi archive] warning: archival skipped: {exc}", file=sys.stderr, flush=True)
+        log.warning(f"archival skipped: {exc}")
         return []
-
-
-def check_incremental_begin(table: HoodieTable, begin: str) -> None:
-    """Refuse an incremental window that starts among archived commits: their file lists left the
-    active timeline, so rows they wrote could be missed silently."""
-    start = table.timeline.start
-    if table.layout_version != 1 or start is None or begin >= start:
-        return
-    archived = [i for i in archived_instants(table.storage, archive_folder(table))
-                if i.action in WRITE_ACTIONS and i.timestamp > begin]
-    if archived:
-        raise HoodieTimelineError(
-            f"the incremental query begins at {begin}, but {len(archived)} commits after it (up to "
-            f"{archived[-1].timestamp}) were archived ({C.KEEP_MIN_COMMITS.key}/{C.KEEP_MAX_COMMITS.key}); "
-            f"begin at or after {archived[-1].timestamp} (the active timeline starts at {start}), or read "
-            "a snapshot")

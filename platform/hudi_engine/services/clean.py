@@ -7,10 +7,11 @@ through ``Storage``.
 """
 from __future__ import annotations
 
+import logging
+
 import datetime as _dt
 import posixpath
 from concurrent.futures import ThreadPoolExecutor
-import sys
 import time
 from collections import defaultdict
 
@@ -19,17 +20,20 @@ from ..concurrency.locks import table_lock
 from ..config import HoodieConfig
 from ..file_group.fs_view import FileSystemView, LogFile
 from ..file_group.naming import parse_log_file_name
-from ..metadata_table.writer import sync_clean
+from ..transaction.commit import complete
+from ..transaction.metadata.listener import MetadataSync
 from ..storage import Storage
 from ..table.meta_client import HoodieTable
-from ..timeline.avro_models import CLEAN_METADATA, CLEANER_PLAN, decode_instant_avro, encode_instant_avro
+from ..timeline.avro_models import CLEANER_PLAN, decode_instant_avro, encode_instant_avro
 from ..timeline.instant import (CLEAN, COMPACTION, REPLACE_COMMIT, SAVEPOINT, Instant, State,
                                 new_instant_time)
-from .clean_plan import (COMMIT_ACTIONS, KEEP_LATEST_BY_HOURS, KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS,
-                         Retention,
-                         TableState, check_queryable, clean_due, cleaner_plan, earliest_commit_to_retain,
-                         earliest_queryable, files_to_clean)
-from .pending import pending_clustering_groups, requested_plan
+from .clean_plan import (COMMIT_ACTIONS, Retention, TableState, clean_due, cleaner_plan, earliest_commit_to_retain,
+    files_to_clean)
+from ..table.retention import (KEEP_LATEST_FILE_VERSIONS)
+from ..table.pending import pending_clustering_groups, requested_plan
+from ..metadata_table.reader import table_view
+
+log = logging.getLogger(__name__)
 
 # Below this many files a plan is deleted in-process by a few threads (deletes wait on storage, not
 # on the CPU): Spark tasks made 1,000 deletes 44x slower than plain ones (benchmarks/clean.py).
@@ -94,7 +98,7 @@ def schedule_clean(table: HoodieTable, options: dict | None = None, force: bool 
     earliest = earliest_commit_to_retain(timeline.instants, keep, now)
     if earliest is None and keep.policy != KEEP_LATEST_FILE_VERSIONS:
         return None  # the window still holds every commit: skip the listing
-    view = table.fs_view()
+    view = table_view(table)
     groups = view.file_groups(include_replaced=True)
     files = files_to_clean(groups, keep, earliest and earliest.timestamp, table_state(table, view),
                            _cdc_logs(view, groups))
@@ -103,7 +107,7 @@ def schedule_clean(table: HoodieTable, options: dict | None = None, force: bool 
     plan = cleaner_plan(files, keep, earliest, table.storage.uri(""))
     requested = Instant(new_instant_time(timeline.last_instant_time), CLEAN, State.REQUESTED)
     timeline.create_requested(requested, encode_instant_avro(CLEANER_PLAN, plan))
-    _progress(f"clean {requested.timestamp} planned: {sum(map(len, files.values()))} files in "
+    log.info(f"clean {requested.timestamp} planned: {sum(map(len, files.values()))} files in "
               f"{len(files)} partitions ({keep.policy})")
     return requested
 
@@ -145,7 +149,7 @@ def execute_clean(table: HoodieTable, pending: Instant, spark=None) -> Instant:
                         for i in infos]
                     for p, infos in (plan.get("filePathsToBeDeletedPerPartition") or {}).items()}
     paths = [p for files in by_partition.values() for p in files]
-    _progress(f"clean {pending.timestamp}: deleting {len(paths)} files")
+    log.info(f"clean {pending.timestamp}: deleting {len(paths)} files")
     results = delete_files(storage, paths, spark, HoodieConfig(table.props).get(C.CLEANER_PARALLELISM))
     policy = plan["policy"]
     partitions = {
@@ -167,9 +171,8 @@ def execute_clean(table: HoodieTable, pending: Instant, spark=None) -> Instant:
         "partitionMetadata": partitions,
         "version": 2,
     }
-    sync_clean(table, pending.timestamp, metadata)
-    done = timeline.complete(pending, encode_instant_avro(CLEAN_METADATA, metadata))
-    _progress(f"clean {pending.timestamp} completed: {metadata['totalFilesDeleted']} files deleted")
+    done = complete(table, pending, metadata, MetadataSync(spark))
+    log.info(f"clean {pending.timestamp} completed: {metadata['totalFilesDeleted']} files deleted")
     return done
 
 
@@ -178,7 +181,7 @@ def run_clean(table: HoodieTable, options: dict | None = None, spark=None, force
     """Finish cleans a killed run left pending, then schedule and execute a new one when due."""
     done = []
     for pending in table.timeline.pending([CLEAN]):
-        _progress(f"clean {pending.timestamp} was interrupted; completing it from its plan")
+        log.info(f"clean {pending.timestamp} was interrupted; completing it from its plan")
         done.append(execute_clean(table.reload(), pending, spark).timestamp)
     # Several writers: the plan is made under the table lock (its instant time and the pending
     # writes it must respect are then current); deleting needs no lock, as no writer reads or
@@ -199,20 +202,4 @@ def clean_inline(spark, table: HoodieTable, options: dict) -> list[str]:
         return []
     return run_clean(table, options, spark)
 
-
-def check_read_instant(table: HoodieTable, as_of: str, what: str) -> None:
-    """Refuse a time-travel or incremental read whose file versions were cleaned."""
-    cleans = table.timeline.filter([CLEAN], completed=True)
-    if not cleans:
-        return
-    metas = [decode_instant_avro(table.timeline.read_details(c)) for c in cleans]
-    policy = metas[-1].get("policy") or KEEP_LATEST_COMMITS
-    setting = (C.CLEANER_FILE_VERSIONS_RETAINED if policy == KEEP_LATEST_FILE_VERSIONS
-               else C.CLEANER_HOURS_RETAINED if policy == KEEP_LATEST_BY_HOURS else C.CLEANER_COMMITS_RETAINED)
-    note = f"cleaned with {C.CLEANER_POLICY.key}={policy}; raise {setting.key} to keep more"
-    check_queryable(as_of, earliest_queryable(metas), what, note)
-
-
-def _progress(message: str) -> None:
-    print(f"[hudi clean] {message}", file=sys.stderr, flush=True)
 

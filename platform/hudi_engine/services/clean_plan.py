@@ -14,16 +14,15 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
-from ..errors import HoodieTimelineError
 from ..file_group.fs_view import FileGroup, FileSlice, LogFile
 from ..timeline.instant import (CLEAN, CLUSTERING, COMMIT, COMPACTION, DELTA_COMMIT, REPLACE_COMMIT,
                                 Instant, format_instant_time)
+from ..table.retention import KEEP_LATEST_BY_HOURS, KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS
 
-KEEP_LATEST_COMMITS = "KEEP_LATEST_COMMITS"
-KEEP_LATEST_FILE_VERSIONS = "KEEP_LATEST_FILE_VERSIONS"
-KEEP_LATEST_BY_HOURS = "KEEP_LATEST_BY_HOURS"
 # The commits timeline Hudi counts for retention (compactions complete as commits).
 COMMIT_ACTIONS = (COMMIT, DELTA_COMMIT, REPLACE_COMMIT)
+
+
 
 GroupId = tuple[str, str]
 
@@ -163,25 +162,3 @@ def cleaner_plan(files: Mapping[str, list[str]], retention: Retention, earliest:
                 for path in paths] for p, paths in files.items()},
         "partitionsToBeDeleted": [],
     }
-
-
-def earliest_queryable(clean_metadata: Iterable[Mapping]) -> str | None:
-    """The oldest instant a time-travel query can still read, given completed cleans' metadata:
-    the latest clean's earliest retained commit, or (policies without one) the last commit it saw."""
-    bound = None
-    for meta in clean_metadata:
-        if meta.get("totalFilesDeleted", 0) == 0:
-            continue
-        mark = meta.get("earliestCommitToRetain") or meta.get("lastCompletedCommitTimestamp") or None
-        if mark and (bound is None or mark > bound):
-            bound = mark
-    return bound
-
-
-def check_queryable(as_of: str, bound: str | None, what: str, retention_note: str) -> None:
-    """Refuse a read at ``as_of`` whose file versions a clean may have deleted."""
-    if bound is not None and as_of < bound:
-        raise HoodieTimelineError(
-            f"{what} {as_of} is older than the cleaner's retention: its file versions were cleaned. "
-            f"The earliest instant still queryable is {bound} ({retention_note}); query at or after "
-            f"it, or retain more commits (and savepoint instants you need to keep)")

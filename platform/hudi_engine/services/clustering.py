@@ -12,9 +12,10 @@ inserts to them and refuse updates (see the writer).
 """
 from __future__ import annotations
 
+import logging
+
 import json
 import posixpath
-import sys
 from dataclasses import dataclass
 from functools import reduce
 from typing import Iterator
@@ -24,25 +25,25 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from .. import config as C
-from ..concurrency.locks import locked_table, table_lock
+from ..concurrency.locks import locked_table
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError, HoodieError
 from ..file_group.fs_view import FileSlice
 from ..file_group.log_scanner import Visibility
 from ..file_group.naming import new_file_id, parse_base_file_name, parse_log_file_name
-from ..metadata_table.writer import sync_commit
+from ..transaction.transaction import Transaction
 from ..read.file_slice import SliceMerge
 from ..read.plan import ReadPlan, merge_spec, table_schema
 from ..read.reader import scan
-from ..schema.avro import META_FIELDS, add_meta_fields, arrow_to_avro, to_json
+from ..schema.meta_fields import META_FIELDS
+from ..schema.avro import add_meta_fields, arrow_to_avro, to_json
 from ..table.meta_client import HoodieTable
 from ..timeline.avro_models import REQUESTED_REPLACE_METADATA, encode_instant_avro
 from ..timeline.instant import REPLACE_COMMIT, Instant, State, new_instant_time
-from ..timeline.timeline import commit_metadata_json
-from ..write.base_file import BaseFileWriter, WriteContext, marker_dir
-from ..write.commit import commit_metadata
-from ..write.spark_jobs import job_group
-from ..write.tasks import BULK_BUFFER_BYTES, STAT_SCHEMA, stats_batch, task_identity
+from ..file_group.base_file import BaseFileWriter, WriteContext
+from ..timeline.commit_metadata import commit_metadata
+from ..write.tasks import BULK_BUFFER_BYTES
+from ..file_group.tasks import STAT_SCHEMA, stats_batch, task_identity
 from ..index.consistent_hashing import is_consistent_hashing
 from ..index.consistent_meta import has_consistent_metadata
 from .clustering_plan import (clustering_due, commits_since_clustering, is_consistent_bucket_plan, plan_clustering,
@@ -52,7 +53,10 @@ from .consistent_clustering import (commit_resized, hash_fields_of, prepare_resi
 from .compaction import operation_slice
 from .execution import run_pending
 from .layout import CURVE_KEY, LINEAR, curve_key, layout_strategy
-from .pending import pending_clustering_groups, pending_clusterings, pending_compaction_groups
+from ..table.pending import pending_clustering_groups, pending_clusterings, pending_compaction_groups
+from ..metadata_table.reader import table_view
+
+log = logging.getLogger(__name__)
 
 
 def schedule_clustering(table: HoodieTable, options: dict | None = None, force: bool = False,
@@ -81,14 +85,14 @@ def _schedule(table: HoodieTable, cfg: HoodieConfig, force: bool,
                 f"table {table.name} is indexed by consistent-hashing buckets; size-based clustering would move "
                 f"its records out of their buckets. Pass {C.INDEX_TYPE.key}=BUCKET and "
                 f"{C.BUCKET_INDEX_ENGINE.key}=CONSISTENT_HASHING to cluster it (which resizes its buckets)")
-        requested_replace = plan_clustering(table.fs_view().latest_file_slices(), cfg, table.storage.uri,
+        requested_replace = plan_clustering(table_view(table).latest_file_slices(), cfg, table.storage.uri,
                                             excluded, extra_metadata)
     if requested_replace is None:
         return None
     instant = Instant(new_instant_time(timeline.last_instant_time), REPLACE_COMMIT, State.REQUESTED)
     timeline.create_requested(instant, encode_instant_avro(REQUESTED_REPLACE_METADATA, requested_replace))
     groups = requested_replace["clusteringPlan"]["inputGroups"]
-    _progress(f"scheduled clustering {instant.timestamp}: {sum(len(g['slices']) for g in groups)} file "
+    log.info(f"scheduled clustering {instant.timestamp}: {sum(len(g['slices']) for g in groups)} file "
               f"groups in {len(groups)} clustering groups → {sum(g['numOutputFileGroups'] for g in groups)} "
               "new file groups")
     return instant
@@ -157,13 +161,13 @@ def _execute(spark: SparkSession, table: HoodieTable, requested: Instant, reques
         visibility = Visibility(frozenset(i.timestamp for i in timeline.completed_writes(until=requested.timestamp)),
                                 timeline.start, requested.timestamp)
         merge = SliceMerge(visibility, merge_spec(table))
-    inflight = timeline.transition_to_inflight(requested)
+    txn = Transaction.resume(table, requested, cfg, spark)
+    txn.inflight()
     target = cfg.get(C.CLUSTERING_TARGET_FILE_MAX_BYTES)
     slices = sum(len(g.get("slices") or []) for g in groups)
-    _progress(f"clustering {requested.timestamp}: rewriting {slices} file groups in {len(groups)} groups "
+    log.info(f"clustering {requested.timestamp}: rewriting {slices} file groups in {len(groups)} groups "
               f"({strategy}{' on ' + ','.join(columns) if columns else ''})")
-    with job_group(spark, f"hudi-clustering-{table.name}-{requested.timestamp}",
-                   f"hudi clustering {requested.timestamp}"):
+    with txn.spark_jobs(f"hudi clustering {requested.timestamp}"):
         if resize is not None:
             frames = [resize_frame(spark, table, ctx, group, tuple(slice_of(i) for i in group.get("slices") or []),
                                    merge, resize, hash_fields_of(cfg), columns) for group in groups]
@@ -179,12 +183,9 @@ def _execute(spark: SparkSession, table: HoodieTable, requested: Instant, reques
     save_resized(table, new_rings)
     # Writers that started before the plan fail their own conflict check on its file groups, and
     # later ones are refused them: completing needs the lock only to order the timeline.
-    with table_lock(table.storage.base_uri, cfg, f"completing clustering {requested.timestamp}", table.name):
-        sync_commit(table, requested.timestamp, meta, spark, all_keys_moved=True)
-        timeline.complete(inflight, commit_metadata_json(meta))
+    txn.commit(meta)
     commit_resized(table, new_rings)
-    table.storage.delete_dir(marker_dir(requested.timestamp))
-    _progress(f"committed clustering {requested.timestamp}: {sum(s['numWrites'] for s in stats)} records "
+    log.info(f"committed clustering {requested.timestamp}: {sum(s['numWrites'] for s in stats)} records "
               f"in {len(stats)} files, replacing {slices} file groups")
     return requested.timestamp
 
@@ -262,6 +263,3 @@ class WriteClusteredFiles:
         if stats:
             yield stats_batch(stats)
 
-
-def _progress(message: str) -> None:
-    print(f"[hudi] {message}", file=sys.stderr, flush=True)

@@ -18,11 +18,10 @@ from ..config import HoodieConfig
 from ..errors import HoodieConfigError
 from ..file_group.fs_view import FileSlice
 from ..timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant
-from .compaction_plan import slice_metrics
+from ..table.pending import CLUSTER_OPERATION, slice_metrics
 from ..index.consistent_hashing import is_consistent_hashing
 from .layout import layout_strategy
 
-CLUSTER_OPERATION = "CLUSTER"        # operationType of a clustering's requested replace metadata
 CLUSTERING_PLAN_VERSION = 1
 SIZE_BASED_STRATEGY = "org.apache.hudi.client.clustering.plan.strategy.SparkSizeBasedClusteringPlanStrategy"
 SORT_AND_SIZE_EXECUTION = "org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy"
@@ -31,12 +30,6 @@ CONSISTENT_BUCKET_EXECUTION = "org.apache.hudi.client.clustering.run.strategy.Sp
 SINGLE_JOB_CONSISTENT_EXECUTION = \
     "org.apache.hudi.client.clustering.run.strategy.SingleSparkJobConsistentHashingExecutionStrategy"
 NONE, RECENT_DAYS, SELECTED_PARTITIONS, DAY_ROLLING = "NONE", "RECENT_DAYS", "SELECTED_PARTITIONS", "DAY_ROLLING"
-
-
-def is_clustering(requested_replace: Mapping | None) -> bool:
-    """Whether a replacecommit's requested metadata is a clustering (not insert-overwrite)."""
-    return bool(requested_replace) and (requested_replace.get("operationType") == CLUSTER_OPERATION
-                                        or requested_replace.get("clusteringPlan") is not None)
 
 
 def commits_since_clustering(instants: Iterable[Instant], clusterings: AbstractSet[str]) -> int:

@@ -7,9 +7,10 @@ rolled back to requested by the next run and executed again from its plan.
 """
 from __future__ import annotations
 
+import logging
+
 import json
 import posixpath
-import sys
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -26,22 +27,26 @@ from ..file_group.naming import parse_log_file_name
 from ..read.file_slice import SliceMerge, slice_rows
 from ..read.log_merge import DELETES
 from ..read.plan import merge_spec, table_schema
-from ..schema.avro import META_FIELDS, add_meta_fields, arrow_to_avro, to_json
+from ..schema.meta_fields import META_FIELDS
+from ..schema.avro import add_meta_fields, arrow_to_avro, to_json
 from ..table.meta_client import HoodieTable
-from ..metadata_table.writer import sync_commit
+from ..transaction.transaction import Transaction
 from ..timeline.avro_models import COMPACTION_PLAN, encode_instant_avro
 from ..timeline.instant import (COMMIT, COMPACTION, DELTA_COMMIT, REPLACE_COMMIT, Instant, State,
                                 new_instant_time)
-from ..timeline.timeline import commit_metadata_json
 from ..cdc import diff
-from ..write.base_file import RECORD_KEY, BaseFileWriter, WriteContext, conform, marker_dir
+from ..schema.meta_fields import RECORD_KEY
+from ..file_group.base_file import BaseFileWriter, WriteContext
+from ..schema.arrow import conform
 from ..write.cdc_log import cdc_mode, write_cdc_log
-from ..write.commit import commit_metadata
-from ..write.spark_jobs import job_group
-from ..write.tasks import STAT_SCHEMA, stats_batch, task_identity
+from ..timeline.commit_metadata import commit_metadata
+from ..file_group.tasks import STAT_SCHEMA, stats_batch, task_identity
 from .compaction_plan import plan_compaction, should_schedule_compaction
 from .execution import run_pending
-from .pending import pending_clustering_groups, pending_compaction_groups, requested_plan
+from ..table.pending import pending_clustering_groups, pending_compaction_groups, requested_plan
+from ..metadata_table.reader import table_view
+
+log = logging.getLogger(__name__)
 
 
 def schedule_compaction(table: HoodieTable, options: dict | None = None, force: bool = False,
@@ -68,12 +73,12 @@ def _schedule_compaction(table: HoodieTable, cfg: HoodieConfig, occ: bool, force
             f"cannot schedule a compaction of {table.name} while write {writes[0]} is pending: its "
             "log blocks would be missed. Let it finish, or run a write (it rolls failed ones back)")
     excluded = set(pending_compaction_groups(table)) | set(pending_clustering_groups(table))
-    plan = plan_compaction(table.fs_view().latest_file_slices(), cfg, excluded, extra_metadata)
+    plan = plan_compaction(table_view(table).latest_file_slices(), cfg, excluded, extra_metadata)
     if plan is None:
         return None
     requested = Instant(instant_time, COMPACTION, State.REQUESTED)
     timeline.create_requested(requested, encode_instant_avro(COMPACTION_PLAN, plan))
-    _progress(f"scheduled compaction {instant_time} of {len(plan['operations'])} file groups")
+    log.info(f"scheduled compaction {instant_time} of {len(plan['operations'])} file groups")
     return requested
 
 
@@ -105,18 +110,16 @@ def _execute(spark: SparkSession, table: HoodieTable, requested: Instant, option
     visibility = Visibility(frozenset(i.timestamp for i in timeline.completed_writes(until=requested.timestamp)),
                             timeline.start, requested.timestamp)
     task = CompactFileGroup(ctx, tuple(operations), SliceMerge(visibility, merge_spec(table)))
-    inflight = timeline.transition_to_inflight(requested)
-    _progress(f"compaction {requested.timestamp}: merging {len(operations)} file groups")
-    with job_group(spark, f"hudi-compaction-{table.name}-{requested.timestamp}",
-                   f"hudi compaction {requested.timestamp}"):
+    txn = Transaction.resume(table, requested, HoodieConfig(ctx.options), spark)
+    txn.inflight()
+    log.info(f"compaction {requested.timestamp}: merging {len(operations)} file groups")
+    with txn.spark_jobs(f"hudi compaction {requested.timestamp}"):
         indexes = spark.range(len(operations), numPartitions=max(1, len(operations)))
         stats = [json.loads(r[0]) for r in indexes.mapInArrow(task, STAT_SCHEMA).collect()]
     meta = commit_metadata(stats, "compact", to_json(avro), plan.get("extraMetadata") or {})
     meta["compacted"] = True
-    sync_commit(table, requested.timestamp, meta, spark)
-    timeline.complete(inflight, commit_metadata_json(meta))
-    table.storage.delete_dir(marker_dir(requested.timestamp))
-    _progress(f"committed compaction {requested.timestamp}: {sum(s['numWrites'] for s in stats)} records "
+    txn.commit(meta)
+    log.info(f"committed compaction {requested.timestamp}: {sum(s['numWrites'] for s in stats)} records "
               f"in {len(stats)} files")
     return requested.timestamp
 
@@ -172,6 +175,3 @@ class CompactFileGroup:
                      "totalUpdatedRecordsCompacted": log_records - deletes})
         return stat
 
-
-def _progress(message: str) -> None:
-    print(f"[hudi] {message}", file=sys.stderr, flush=True)

@@ -8,15 +8,15 @@ slices we schedule when Hudi would and produce the plan Hudi would, a record for
 from __future__ import annotations
 
 import datetime as _dt
-import posixpath
-from dataclasses import dataclass
 from typing import AbstractSet, Iterable, Mapping
 
 from .. import config as C
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError
 from ..file_group.fs_view import FileSlice
-from ..timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, Instant, parse_instant_time
+from ..table.pending import (TOTAL_IO_MB, TOTAL_LOG_FILES_SIZE, compaction_operation,
+                             delta_commits_since_compaction)
+from ..timeline.instant import Instant, parse_instant_time
 
 # --- when: trigger strategies (hoodie.compact.inline.trigger.strategy) --------------------------
 
@@ -26,37 +26,6 @@ TIME_ELAPSED = "TIME_ELAPSED"
 NUM_AND_TIME = "NUM_AND_TIME"
 NUM_OR_TIME = "NUM_OR_TIME"
 TRIGGER_STRATEGIES = (NUM_COMMITS, NUM_COMMITS_AFTER_LAST_REQUEST, TIME_ELAPSED, NUM_AND_TIME, NUM_OR_TIME)
-
-
-@dataclass(frozen=True)
-class DeltaCommitInfo:
-    """Delta commits counted from ``since``: the last compaction's instant time, or the first delta
-    commit's when there was no compaction yet (elapsed time is measured from it too)."""
-    count: int
-    since: str
-
-
-def delta_commits_since_compaction(instants: Iterable[Instant],
-                                   after_last_request: bool = False) -> DeltaCommitInfo | None:
-    """Hudi's delta-commit count behind a trigger; None when the timeline has nothing to count.
-
-    ``instants`` holds one Instant per instant time in its latest state, as ``Timeline`` does.
-    Normally completed delta commits after the last completed compaction count (a compaction
-    completes as a ``commit``; clustering's replacecommits do not reset the count). With
-    ``after_last_request`` the count starts at the last pending compaction when there is one and
-    takes delta commits in any state, as Hudi's NUM_COMMITS_AFTER_LAST_REQUEST does.
-    """
-    ordered = sorted(instants, key=lambda i: i.timestamp)
-    deltas = [i for i in ordered if i.action == DELTA_COMMIT and (after_last_request or i.is_completed)]
-    starts = [i for i in ordered if i.action == COMMIT and i.is_completed]
-    if after_last_request:
-        starts = [i for i in ordered if i.action == COMPACTION and not i.is_completed] or starts
-    if starts:
-        since = starts[-1].timestamp
-        return DeltaCommitInfo(sum(1 for d in deltas if d.timestamp > since), since)
-    if deltas:
-        return DeltaCommitInfo(len(deltas), deltas[0].timestamp)
-    return None
 
 
 _EPOCH = _dt.datetime(1970, 1, 1)
@@ -109,16 +78,7 @@ BOUNDED_IO = "BoundedIOCompactionStrategy"
 UNBOUNDED = "UnBoundedCompactionStrategy"
 STRATEGIES = (LOG_FILE_SIZE_BASED, LOG_FILE_NUM_BASED, BOUNDED_IO, UNBOUNDED)
 
-# Metric names of a compaction operation, in the order Java's HashMap iterates them: Hudi's plans
-# list them so, and keeping it makes our plan bytes equal to Hudi's.
-TOTAL_LOG_FILES = "TOTAL_LOG_FILES"
-TOTAL_IO_MB = "TOTAL_IO_MB"
-TOTAL_IO_READ_MB = "TOTAL_IO_READ_MB"
-TOTAL_LOG_FILES_SIZE = "TOTAL_LOG_FILES_SIZE"
-TOTAL_IO_WRITE_MB = "TOTAL_IO_WRITE_MB"
-
 COMPACTION_PLAN_VERSION = 2  # version 2: file names, not paths, in operations
-_MB = 1024 * 1024
 
 
 def compaction_strategy(cfg: HoodieConfig) -> str:
@@ -131,33 +91,6 @@ def compaction_strategy(cfg: HoodieConfig) -> str:
     raise HoodieConfigError(
         f"{C.COMPACTION_STRATEGY.key}={value!r} is not supported; use one of "
         f"{', '.join(prefix + s for s in STRATEGIES)} (or the name without the package)")
-
-
-def slice_metrics(file_slice: FileSlice, default_base_size: int) -> dict[str, float]:
-    """What compacting a slice costs, as Hudi's FileSliceMetricUtils computes it: MB are whole
-    (truncated), and a slice without a base file is charged a full-size base file of writing."""
-    log_size = sum(f.size for f in file_slice.log_files)
-    base_size = file_slice.base_file.size if file_slice.base_file is not None else 0
-    read_mb = (base_size + log_size) // _MB
-    write_mb = (base_size if base_size > 0 else default_base_size) // _MB
-    return {TOTAL_LOG_FILES: float(len(file_slice.log_files)), TOTAL_IO_MB: float(read_mb + write_mb),
-            TOTAL_IO_READ_MB: float(read_mb), TOTAL_LOG_FILES_SIZE: float(log_size),
-            TOTAL_IO_WRITE_MB: float(write_mb)}
-
-
-def compaction_operation(file_slice: FileSlice, default_base_size: int) -> dict:
-    """A ``HoodieCompactionOperation`` record: files by name (the partition says where), logs in order."""
-    logs = sorted(file_slice.log_files, key=lambda f: (f.instant, f.version))
-    base = file_slice.base_file
-    return {
-        "baseInstantTime": file_slice.base_instant,
-        "deltaFilePaths": [posixpath.basename(f.path) for f in logs],
-        "dataFilePath": posixpath.basename(base.path) if base is not None else None,
-        "fileId": file_slice.file_id,
-        "partitionPath": file_slice.partition,
-        "metrics": slice_metrics(file_slice, default_base_size),
-        "bootstrapFilePath": None,
-    }
 
 
 def _bounded_io(operations: list[dict], target_io_mb: int) -> tuple[list[dict], list[str]]:
@@ -225,14 +158,3 @@ def plan_compaction(file_slices: Iterable[FileSlice], cfg: HoodieConfig,
         # so the next incremental plan looks at them again.
         "missingSchedulePartitions": list(dict.fromkeys(left_out)),
     }
-
-
-def planned_file_groups(plan: Mapping) -> set[tuple[str, str]]:
-    """(partition, file id) of the file groups a pending plan holds: a compaction plan record, or the
-    requested-replace record of a clustering. A new compaction plan must leave them out."""
-    if "clusteringPlan" in plan:
-        groups = (plan["clusteringPlan"] or {}).get("inputGroups") or []
-        members = [s for g in groups for s in g.get("slices") or []]
-    else:
-        members = plan.get("operations") or []
-    return {(m["partitionPath"], m["fileId"]) for m in members}

@@ -12,7 +12,8 @@ and its re-run overwrites it.
 """
 from __future__ import annotations
 
-import sys
+import logging
+
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -33,10 +34,14 @@ from ..read.plan import ReadPlan
 from ..read.reader import scan
 from ..table.meta_client import HoodieTable
 from ..timeline.instant import DELTA_COMMIT
-from ..write.base_file import RECORD_KEY, BaseFileWriter, WriteContext
-from ..write.tasks import STAT_SCHEMA, stats_batch, task_identity
+from ..schema.meta_fields import RECORD_KEY
+from ..file_group.base_file import BaseFileWriter, WriteContext
+from ..file_group.tasks import STAT_SCHEMA, stats_batch, task_identity
 from .consistent_clustering_plan import plan_consistent_clustering
-from .pending import pending_clustering_groups
+from ..table.pending import pending_clustering_groups
+from ..metadata_table.reader import table_view
+
+log = logging.getLogger(__name__)
 
 BUCKET_FILE_ID = "_hoodie_bucket_file_id"
 
@@ -46,10 +51,10 @@ def schedule_resize(table: HoodieTable, cfg: HoodieConfig, excluded: set[tuple[s
     """The requested replace metadata of a resize, or None (nothing to do, or writers pending)."""
     pending = table.timeline.pending([DELTA_COMMIT])
     if pending:
-        _progress("not scheduling a consistent-hashing bucket resize: delta commits "
+        log.info("not scheduling a consistent-hashing bucket resize: delta commits "
                   f"{', '.join(i.timestamp for i in pending)} are pending; a resize waits for writers to finish")
         return None
-    latest = table.fs_view().latest_file_slices()
+    latest = table_view(table).latest_file_slices()
     metadata = {}
     for partition in sorted({s.partition for s in latest}):
         found = load_metadata(table, partition)
@@ -165,6 +170,3 @@ def commit_resized(table: HoodieTable, metadata: list[HashingMetadata]) -> None:
 def hash_fields_of(cfg: HoodieConfig) -> list[str]:
     return cfg.get_list(C.BUCKET_INDEX_HASH_FIELD) or cfg.get_list(C.RECORDKEY_FIELDS)
 
-
-def _progress(message: str) -> None:
-    print(f"[hudi] {message}", file=sys.stderr, flush=True)

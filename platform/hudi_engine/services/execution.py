@@ -8,7 +8,8 @@ two jobs never both take one plan.
 """
 from __future__ import annotations
 
-import sys
+import logging
+
 from typing import Any, Callable, Iterable
 
 from ..concurrency.heartbeat import Heartbeat, heartbeat_expired
@@ -18,7 +19,9 @@ from ..config import HoodieConfig
 from ..errors import HoodieError
 from ..table.meta_client import HoodieTable
 from ..timeline.instant import Instant, State
-from ..write.rollback import rollback
+from ..transaction.recovery import rollback
+
+log = logging.getLogger(__name__)
 
 
 def run_pending(noun: str, table: HoodieTable, pending: Iterable[tuple[Instant, Any]], instant_time: str | None,
@@ -39,11 +42,11 @@ def run_pending(noun: str, table: HoodieTable, pending: Iterable[tuple[Instant, 
             if current is None or current.is_completed:
                 continue
             if not heartbeat_expired(table.storage, ts, conc.heartbeat_expiry_ms):
-                _progress(f"{noun} {ts} is being executed by another job (its heartbeat is fresh); leaving it")
+                log.info(f"{noun} {ts} is being executed by another job (its heartbeat is fresh); leaving it")
                 busy.append(ts)
                 continue
             if current.state == State.INFLIGHT:
-                _progress(f"{noun} {ts} was interrupted; rolling it back to run it again")
+                log.info(f"{noun} {ts} was interrupted; rolling it back to run it again")
                 rollback(table, current, keep_requested=True)
                 table = table.reload()
             heartbeat = Heartbeat(table.storage, ts, conc.heartbeat_interval_ms).start()
@@ -55,6 +58,3 @@ def run_pending(noun: str, table: HoodieTable, pending: Iterable[tuple[Instant, 
         raise HoodieError(f"no pending {noun} {instant_time} in {table.name}; pending ones: {seen}")
     return done
 
-
-def _progress(message: str) -> None:
-    print(f"[hudi] {message}", file=sys.stderr, flush=True)

@@ -15,14 +15,15 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from ..errors import HoodieError
-from ..metadata_table.writer import drop_for_restore
 from ..table.meta_client import HoodieTable
-from ..timeline.avro_models import (RESTORE_METADATA, RESTORE_PLAN, SAVEPOINT_METADATA,
-                                    decode_instant_avro, encode_instant_avro)
+from ..timeline.avro_models import (RESTORE_PLAN, decode_instant_avro, encode_instant_avro)
 from ..timeline.instant import (CLUSTERING, COMPACTION, LOG_COMPACTION, RESTORE, SAVEPOINT,
                                 WRITE_ACTIONS, Instant, State, new_instant_time)
-from ..write.rollback import rollback, rollback_failed_writes
-from .clean import check_read_instant
+from ..transaction.commit import complete
+from ..transaction.recovery import rollback_failed_writes
+from ..transaction.restore import execute_restore
+from ..table.retention import check_read_instant
+from ..metadata_table.reader import table_view
 
 # What a restore rolls back: every write, and compactions/clusterings pending or done.
 _RESTORED_ACTIONS = WRITE_ACTIONS + (COMPACTION, LOG_COMPACTION, CLUSTERING)
@@ -50,7 +51,7 @@ def create_savepoint(table: HoodieTable, instant_time: str | None = None, user: 
         raise HoodieError(f"{target.timestamp} is already savepointed")
     check_read_instant(table, target.timestamp, "savepoint instant")
     files: dict[str, list[str]] = defaultdict(list)
-    for s in table.fs_view().latest_file_slices(as_of=target.timestamp):
+    for s in table_view(table).latest_file_slices(as_of=target.timestamp):
         names = ([s.base_file.path] if s.base_file else []) + [f.path for f in s.log_files]
         files[s.partition].extend(posixpath.basename(n) for n in names)
     metadata = {
@@ -61,7 +62,7 @@ def create_savepoint(table: HoodieTable, instant_time: str | None = None, user: 
                               for p, names in sorted(files.items())},
     }
     inflight = timeline.transition_to_inflight(Instant(target.timestamp, SAVEPOINT, State.REQUESTED))
-    return timeline.complete(inflight, encode_instant_avro(SAVEPOINT_METADATA, metadata))
+    return complete(table, inflight, metadata)
 
 
 def list_savepoints(table: HoodieTable) -> list[SavepointInfo]:
@@ -92,17 +93,8 @@ def restore_to_savepoint(table: HoodieTable, instant_time: str) -> Instant:
     """Roll the table back to a savepointed commit (or finish a restore a killed run left)."""
     pending = table.timeline.pending([RESTORE])
     if pending:
-        return _execute(rollback_failed_writes(table), pending[0])
-    return _execute(table.reload(), schedule_restore(table, instant_time))
-
-
-def finish_pending_restore(table: HoodieTable) -> HoodieTable:
-    """What a writer does first, as Hudi's does: complete a restore a killed run left half done."""
-    pending = table.timeline.pending([RESTORE])
-    if not pending:
-        return table
-    _execute(rollback_failed_writes(table), pending[0])
-    return table.reload()
+        return execute_restore(rollback_failed_writes(table), pending[0])
+    return execute_restore(table.reload(), schedule_restore(table, instant_time))
 
 
 def schedule_restore(table: HoodieTable, instant_time: str) -> Instant:
@@ -122,35 +114,3 @@ def schedule_restore(table: HoodieTable, instant_time: str) -> Instant:
     return timeline.create_requested(
         Instant(new_instant_time(timeline.last_instant_time), RESTORE, State.REQUESTED),
         encode_instant_avro(RESTORE_PLAN, plan))
-
-
-def _execute(table: HoodieTable, restore: Instant) -> Instant:
-    started = time.monotonic()
-    table = drop_for_restore(table)
-    timeline = table.timeline
-    plan = decode_instant_avro(timeline.read_details(Instant(restore.timestamp, RESTORE, State.REQUESTED)))
-    if restore.state == State.REQUESTED:
-        restore = timeline.transition_to_inflight(restore)
-    rollbacks: dict[str, list[dict]] = {}
-    for target in plan["instantsToRollback"]:
-        ts = target["commitTime"]
-        table = table.reload()
-        instant = next((i for i in table.timeline.instants if i.timestamp == ts
-                        and i.action != SAVEPOINT), None)
-        if instant is not None:  # else rolled back before a crash; its rollback is ours already
-            done = rollback(table, instant)
-            rollbacks[ts] = [decode_instant_avro(table.reload().timeline.read_details(done))]
-            for state in (State.COMPLETED, State.INFLIGHT, State.REQUESTED):
-                table.storage.delete(table.timeline.path_of(Instant(done.timestamp, done.action, state)))
-        for state in (State.INFLIGHT, State.REQUESTED):  # a compaction's plan goes too
-            table.storage.delete(table.timeline.path_of(Instant(ts, COMPACTION, state)))
-    metadata = {
-        "startRestoreTime": restore.timestamp,
-        "timeTakenInMillis": int((time.monotonic() - started) * 1000),
-        "instantsToRollback": [t["commitTime"] for t in plan["instantsToRollback"]],
-        "hoodieRestoreMetadata": rollbacks,
-        "version": 1,
-        "restoreInstantInfo": plan["instantsToRollback"],
-    }
-    return table.reload().timeline.complete(restore, encode_instant_avro(RESTORE_METADATA, metadata))
-

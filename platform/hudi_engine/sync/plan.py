@@ -8,7 +8,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import pyarrow as pa
 
-from ..schema.avro import META_FIELDS
+from ..schema.meta_fields import META_FIELDS
 from .errors import HiveSyncError, TableOwnershipError
 from .hive_schema import (INPUT_FORMAT, OUTPUT_FORMAT, REALTIME_INPUT_FORMAT, SERDE, SPARK_PROVIDER,
                           SPARK_SCHEMA_PREFIX, Column, hive_columns, spark_serde_properties,

@@ -7,14 +7,14 @@ from .. import config as C
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError, HoodieTableNotFoundError
 from ..file_group.fs_view import FileSystemView
-from ..storage import Storage
+from ..merge.record_merger import EVENT_TIME_PAYLOAD, merge_mode
+from ..storage import FileInfo, Storage
 from ..timeline.timeline import META_DIR, Timeline
 from .properties import read_properties_text, table_checksum, write_properties_text
 
 PROPERTIES_FILE = f"{META_DIR}/hoodie.properties"
 WRITE_TABLE_VERSION = 6
 READ_TABLE_VERSIONS = (5, 6, 8, 9)
-EVENT_TIME_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
 
 # Keys every write persists when it creates a table, from the write options (or their defaults).
 _PERSISTED = (C.TABLE_NAME, C.DATABASE_NAME, C.TABLE_TYPE, C.RECORDKEY_FIELDS, C.PARTITION_FIELDS,
@@ -125,25 +125,13 @@ class HoodieTable:
     def reload(self) -> "HoodieTable":
         return HoodieTable(self.storage, self.props)
 
-    def fs_view(self) -> FileSystemView:
-        """The table's files: from the metadata table's files partition when it has one (no
-        directory listing), else listed."""
-        return FileSystemView(self.storage, self.timeline, self._listing)
+    def fs_view(self, listing: list[FileInfo] | None = None) -> FileSystemView:
+        """The table's files, from ``listing`` when given (the metadata table's files partition:
+        ``metadata_table.table_view``), else listed from storage."""
+        return FileSystemView(self.storage, self.timeline, listing)
 
     @cached_property
-    def _listing(self) -> list | None:
-        from ..metadata_table.reader import metadata_reader
-
-        reader = metadata_reader(self)
-        return reader.file_listing() if reader is not None and reader.has("files") else None
-
-
-def merge_mode(options: HoodieConfig) -> str:
-    """How an incoming record merges with the stored one: an explicit merge mode or payload class
-    wins; otherwise EVENT_TIME_ORDERING when an ordering field exists (Hudi 1.x's default)."""
-    if options.contains(C.RECORD_MERGE_MODE):
-        return options.get_str(C.RECORD_MERGE_MODE).upper()
-    if options.contains(C.PAYLOAD_CLASS):
-        return ("EVENT_TIME_ORDERING" if options.get_str(C.PAYLOAD_CLASS) == EVENT_TIME_PAYLOAD
-                else "COMMIT_TIME_ORDERING")
-    return "EVENT_TIME_ORDERING" if options.get_str(C.PRECOMBINE_FIELD) else "COMMIT_TIME_ORDERING"
+    def derived(self) -> dict:
+        """What other layers compute once per snapshot of this table (the metadata table's file
+        listing); gone with the snapshot on ``reload``."""
+        return {}

@@ -1,7 +1,6 @@
 """The active timeline: a snapshot of ``.hoodie`` instants, and the only writer of instant files."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterable
@@ -143,8 +142,3 @@ class Timeline:
         a crash in between leaves a requested instant that is rolled back again)."""
         for state in (State.INFLIGHT, State.REQUESTED):
             self.storage.delete(self.path_of(Instant(instant.timestamp, instant.action, state)))
-
-
-def commit_metadata_json(metadata: dict) -> bytes:
-    """Serialize commit metadata the way Hudi 0.x does (Jackson pretty printer style)."""
-    return json.dumps(metadata, indent=2, separators=(",", " : ")).encode("utf-8")

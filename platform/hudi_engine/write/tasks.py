@@ -4,7 +4,6 @@ Each returns write stats as JSON strings; none of them touches the timeline, whi
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -15,34 +14,23 @@ import pyarrow.parquet as pq
 
 from .. import config as C
 from ..errors import HoodieValidationError
-from ..file_group.naming import new_file_id, write_token
+from ..file_group.naming import new_file_id
+from ..file_group.tasks import stats_batch, task_identity
 from ..cdc import written as cdc_changes
 from ..keygen import KeyGenerator
-from .base_file import PARTITION_PATH, RECORD_KEY, BaseFileWriter, WriteContext, conform, repeat_string
+from ..schema.meta_fields import PARTITION_PATH, RECORD_KEY
+from ..file_group.base_file import BaseFileWriter, WriteContext
+from ..schema.arrow import conform, repeat_string
 from .cdc_log import cdc_mode, write_cdc_log
 from .log_append import AppendFileGroup
-from .merge import OP_COLUMN, MergeSpec, merge
+from ..merge.record_merger import OP_COLUMN, MergeSpec, merge
 from .planner import Target
 
-STAT_SCHEMA = "stat string"
 TARGET = "_hoodie_target"
 KEY_HASH = "_hoodie_key_hash"
 # Bulk insert buffers rows per partition path so row groups are not tiny; when a task's buffers
 # pass this many bytes the largest is flushed, which bounds a task's memory whatever its input.
 BULK_BUFFER_BYTES = 64 * 1024 * 1024
-
-
-def task_identity() -> tuple[int, str]:
-    from pyspark import TaskContext
-
-    tc = TaskContext.get()
-    if tc is None:  # in-process use, outside Spark
-        return 0, write_token(0, 0, 0)
-    return tc.partitionId(), write_token(tc.partitionId(), tc.stageId(), tc.taskAttemptId())
-
-
-def stats_batch(stats: list[dict]) -> pa.RecordBatch:
-    return pa.RecordBatch.from_pydict({"stat": [json.dumps(s) for s in stats]}, schema=pa.schema([pa.field("stat", pa.string())]))
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,10 @@ next writer, so readers only ever see completed instants.
 """
 from __future__ import annotations
 
+import logging
+
 import json
 import re
-import sys
 from collections import defaultdict
 
 import pyarrow as pa
@@ -17,69 +18,55 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from .. import config as C
-from ..concurrency.conflicts import (IN_FLIGHT, Conflict, Touch, candidates, conflict_error, find_conflicts,
-                                     markers_of, our_file_groups, touch_of)
-from ..concurrency.heartbeat import Heartbeat, heartbeat_expired
-from ..concurrency.locks import locked_table, table_lock
-from ..concurrency.settings import Concurrency, concurrency
+from ..concurrency.conflicts import (our_file_groups)
 from ..config import HoodieConfig
 from ..errors import HoodieClusteringUpdateError, HoodieConfigError, HoodieError, HoodieValidationError
 from ..file_group.fs_view import FileSlice
 from ..keygen import key_generator_from_config
-from ..metadata_table.writer import ensure_metadata, sync_commit
-from ..services.compaction import compact_inline
-from ..services.pending import pending_clustering_groups, pending_compaction_groups
-from ..services.inline import table_services_after_commit
-from ..services.savepoint import finish_pending_restore
-from ..sync import sync_after_commit
+from ..metadata_table.reader import table_view
+from ..transaction.metadata.writer import ensure_metadata
+from ..transaction.transaction import Transaction
+from ..table.pending import pending_clustering_groups, pending_compaction_groups
 from ..schema.avro import add_meta_fields, arrow_schema_compatible, arrow_to_avro, avro_to_arrow, to_json
-from ..table.meta_client import HoodieTable, merge_mode
+from ..table.meta_client import HoodieTable
+from ..merge.record_merger import merge_mode
 from ..timeline.avro_models import encode_instant_avro
-from ..timeline.instant import (COMMIT, DELTA_COMMIT, REPLACE_COMMIT, WRITE_ACTIONS, Instant, State,
-                                new_instant_time)
-from ..timeline.timeline import commit_metadata_json
-from .base_file import META_FIELDS, PARTITION_PATH, RECORD_KEY, WriteContext, marked_data_files, marker_dir
-from .commit import commit_metadata, totals, workload_profile
+from ..timeline.instant import (COMMIT, DELTA_COMMIT, REPLACE_COMMIT)
+from ..schema.meta_fields import META_FIELDS
+from ..file_group.base_file import WriteContext
+from ..schema.meta_fields import PARTITION_PATH, RECORD_KEY
+from ..file_group.markers import marked_data_files
+from ..timeline.commit_metadata import commit_metadata, totals, workload_profile
 from ..index.bucket import bucket_of, new_bucket_file_id
 from ..index.consistent_meta import load_or_create_metadata
 from ..index.consistent_hashing import Ring
 from ..index.tagging import (BUCKET, BUCKET_COLUMN, GLOBAL_INDEXES, AddBucket, AddConsistentBucket, check_engine,
                              index_type, is_consistent_hashing, stored_locations, updates_partition_path)
 from .log_append import AppendFileGroup, append_target
-from .merge import OP_COLUMN, MergeSpec
+from ..merge.record_merger import OP_COLUMN, MergeSpec
 from .planner import SizingPolicy, SmallFile, Target, average_record_size, plan_inserts
-from .rollback import rollback, rollback_failed_writes
-from .spark_jobs import cancel_and_wait, job_group
-from .tasks import KEY_HASH, STAT_SCHEMA, TARGET, BulkInsert, Prepare, WriteFileGroup
+from .tasks import KEY_HASH, TARGET, BulkInsert, Prepare, WriteFileGroup
+from ..file_group.tasks import STAT_SCHEMA
+
+log = logging.getLogger(__name__)
 
 REPLACE_OPERATIONS = ("insert_overwrite", "insert_overwrite_table", "delete_partition")
 COMMIT_META_PREFIX = "_"          # Hudi's hoodie.datasource.write.commitmeta.key.prefix default
 _HASH_BUCKETS = 1 << 30
 
 
-def write(df: DataFrame, base_path: str, options: dict | None = None,
-          extra_metadata: dict[str, str] | None = None) -> str:
-    """Write ``df`` to the Hudi table at ``base_path``; returns the committed instant time."""
+def write_operation(df: DataFrame, base_path: str, options: dict | None = None,
+                    extra_metadata: dict[str, str] | None = None) -> str:
+    """Write ``df`` to the Hudi table at ``base_path`` as one transaction; returns the committed
+    instant time. Table services and catalog sync after the commit are the caller's (the API's)."""
     cfg = HoodieConfig(options)
     operation = cfg.get_str(C.OPERATION).lower()
     table = _open_or_create(df, base_path, cfg)
     # The table's persisted settings win over the write's aliases (check_write_options refused
     # any disagreement on record identity).
     cfg = HoodieConfig({**cfg.raw(), **table.props})
-    conc = concurrency(cfg)
-    # Several writers: the instant time is taken, and failed writes found, under the table lock.
-    with locked_table(table, cfg, "starting a write") as table:
-        table = rollback_failed_writes(finish_pending_restore(table), conc.failed_writes,
-                                       conc.heartbeat_expiry_ms)
-        table = ensure_metadata(df.sparkSession, table, cfg)
-        job = _Write(df, table, cfg, operation, extra_metadata or {}, conc)
-        job.begin()
-    committed = job.run()
-    if table.table_type == "MERGE_ON_READ" and (cfg.get(C.COMPACT_INLINE) or cfg.get(C.COMPACT_SCHEDULE_INLINE)):
-        compact_inline(df.sparkSession, table.reload(), cfg.raw(), execute=cfg.get(C.COMPACT_INLINE))
-    table_services_after_commit(df.sparkSession, table.reload(), cfg.raw())
-    sync_after_commit(base_path, cfg.raw())
-    return committed
+    job = _Write(df, table, cfg, operation, extra_metadata or {})
+    return job.run()
 
 
 def _open_or_create(df: DataFrame, base_path: str, cfg: HoodieConfig) -> HoodieTable:
@@ -106,7 +93,7 @@ def _data_schema(df: DataFrame) -> pa.Schema:
 
 class _Write:
     def __init__(self, df: DataFrame, table: HoodieTable, cfg: HoodieConfig, operation: str,
-                 extra: dict[str, str], conc: Concurrency | None = None):
+                 extra: dict[str, str]):
         # Meta columns of incoming rows (a DataFrame read from another Hudi table) are rewritten.
         self.df = df.drop(*[c for c in df.columns if c in META_FIELDS])
         self.table, self.cfg, self.operation = table, cfg, operation
@@ -122,130 +109,47 @@ class _Write:
         self.is_replace = operation in REPLACE_OPERATIONS
         self.is_mor = table.table_type == "MERGE_ON_READ"
         self.action = REPLACE_COMMIT if self.is_replace else DELTA_COMMIT if self.is_mor else COMMIT
-        self.instant = Instant(new_instant_time(table.timeline.last_instant_time),
-                               self.action, State.REQUESTED)
-        self.conc = conc or Concurrency()
-        # The timeline this write starts from: what completes (or is planned) later may conflict.
-        self.known_at_start = {i.timestamp: i.is_completed for i in table.timeline.instants}
-        self.heartbeat: Heartbeat | None = None
-        self.latest = table.fs_view().latest_file_slices()
+
+    def _prepare(self, table: HoodieTable) -> HoodieTable:
+        """Under the table lock, as the instant is taken: the metadata table as the options want
+        it, and the file slices and pending plans this write starts from."""
+        table = ensure_metadata(self.spark, table, self.cfg)
+        self.table = table
+        self.latest = table_view(table).latest_file_slices()
         # File groups a pending compaction is rewriting: their new log files start its slice.
         self.compacting = pending_compaction_groups(table) if self.is_mor else {}
         # File groups a pending clustering is rewriting: no inserts go there, updates are refused.
         self.clustering = pending_clustering_groups(table)
+        return table
 
     # --- driver flow -----------------------------------------------------------------------------
-    def begin(self) -> None:
-        """Make the instant (requested); its heartbeat starts first, so no writer ever sees it
-        pending without one."""
+    def run(self) -> str:
         self._check_input()
         data_schema = self._write_schema()
         avro = arrow_to_avro(data_schema, self.table.name)
         self.schema_json = to_json(avro)
-        self.ctx = WriteContext(self.table.storage, self.instant.timestamp, data_schema,
-                                to_json(add_meta_fields(avro)), self.cfg.raw())
-        requested_content = b""
+        requested = b""
         if self.is_replace:
-            requested_content = encode_instant_avro("HoodieRequestedReplaceMetadata", {
+            requested = encode_instant_avro("HoodieRequestedReplaceMetadata", {
                 "operationType": self.operation.upper(), "clusteringPlan": None,
                 "extraMetadata": {}, "version": 1})
-        if self.conc.heartbeats:
-            self.heartbeat = Heartbeat(self.table.storage, self.instant.timestamp,
-                                       self.conc.heartbeat_interval_ms).start()
+        self.txn = Transaction.begin(self.table, self.action, self.cfg, self.spark, requested,
+                                     prepare=self._prepare, by_bucket=self.by_bucket)
+        self.instant = self.txn.instant
+        self.ctx = WriteContext(self.table.storage, self.instant.timestamp, data_schema,
+                                to_json(add_meta_fields(avro)), self.cfg.raw())
         try:
-            self.table.timeline.create_requested(self.instant, requested_content)
-        except BaseException:
-            self._stop_heartbeat()
-            raise
-
-    def run(self) -> str:
-        timeline = self.table.timeline
-        try:
-            with job_group(self.spark, self._job_group, f"hudi {self.operation} {self.instant.timestamp}"):
-                stats, replaced = self._execute()
-            self._finalize(stats)
-            meta = commit_metadata(stats, self.operation, self.schema_json, self.extra, replaced)
-            inflight = self.instant.with_state(State.INFLIGHT)
-            with table_lock(self.table.storage.base_uri, self.cfg, f"committing {self.instant.timestamp}",
-                            self.table.name, self.conc.occ) as lock:
-                if self.conc.occ:
-                    self._resolve_conflicts(stats, replaced)
-                    lock.check_held()
-                sync_commit(self.table, self.instant.timestamp, meta, self.spark)
-                timeline.complete(inflight, commit_metadata_json(meta))
-            self.table.storage.delete_dir(marker_dir(self.instant.timestamp))
+            with self.txn:
+                with self.txn.spark_jobs(f"hudi {self.operation} {self.instant.timestamp}"):
+                    stats, replaced = self._execute()
+                self._finalize(stats)
+                meta = commit_metadata(stats, self.operation, self.schema_json, self.extra, replaced)
+                self.txn.commit(meta, changed=our_file_groups(stats, replaced))
         except BaseException as exc:
-            rolled_back = self._abort()
-            if isinstance(exc, _Conflicted):
-                raise conflict_error(self.table.name, self.instant.timestamp, exc.conflicts,
-                                     rolled_back) from None
             raise _user_error(exc) from exc
-        finally:
-            self._stop_heartbeat()
-        _progress(f"committed {self.action} {self.instant.timestamp}: "
-                  f"{sum(s['numWrites'] for s in stats)} records in {len(stats)} files")
+        log.info(f"committed {self.action} {self.instant.timestamp}: "
+                 f"{sum(s['numWrites'] for s in stats)} records in {len(stats)} files")
         return self.instant.timestamp
-
-    @property
-    def _job_group(self) -> str:
-        return f"hudi-write-{self.table.name}-{self.instant.timestamp}"
-
-    def _stop_heartbeat(self) -> None:
-        if self.heartbeat is not None:
-            try:
-                self.heartbeat.stop()
-            except OSError as exc:  # an expired heartbeat does no harm once the instant is done
-                _progress(f"could not delete the heartbeat of {self.instant.timestamp}: {exc}")
-            self.heartbeat = None
-
-    def _abort(self) -> bool:
-        """Roll the failed instant back now (True when done); if even that fails the next writer
-        will (with several writers: once its heartbeat expired)."""
-        try:
-            if not cancel_and_wait(self.spark, self._job_group):
-                _progress(f"tasks of {self.instant.timestamp} are still running; leaving its rollback "
-                          "to the next write")
-                return False
-            with table_lock(self.table.storage.base_uri, self.cfg, f"rolling back {self.instant.timestamp}",
-                            self.table.name, self.conc.occ):
-                table = self.table.reload()
-                pending = table.timeline.get(self.instant.timestamp)
-                if pending is not None and not pending.is_completed:
-                    rollback(table, pending)
-            return True
-        except Exception as exc:  # the original error matters more
-            _progress(f"could not roll back {self.instant.timestamp} now ({exc}); "
-                      "the next write will")
-            return False
-
-    # --- optimistic concurrency control ------------------------------------------------------------
-    def _resolve_conflicts(self, stats: list[dict], replaced: dict[str, list[str]] | None) -> None:
-        """Under the table lock, just before completing: did a write that completed, or a
-        compaction/clustering planned, since this write started change one of its file groups?"""
-        timeline = self.table.reload().timeline
-        found = candidates(timeline.instants, self.known_at_start, self.instant.timestamp)
-        touches = [t for t in (touch_of(timeline, i) for i in found) if t is not None]
-        conflicts = find_conflicts(our_file_groups(stats, replaced), touches, self.by_bucket)
-        if conflicts:
-            raise _Conflicted(conflicts)
-
-    def _early_conflicts(self, groups: set[tuple[str, str]]) -> None:
-        """Early conflict detection: before any data file is written, fail if a live writer's
-        markers (or, with check.commit.conflict, a commit since this write started) name one of
-        the existing file groups this write is about to change."""
-        if not self.conc.early_detection or not groups:
-            return
-        storage, ts = self.table.storage, self.instant.timestamp
-        timeline = self.table.reload().timeline
-        touches = [Touch(i, frozenset(markers_of(storage, i.timestamp)), IN_FLIGHT)
-                   for i in timeline.pending(WRITE_ACTIONS)
-                   if i.timestamp != ts and not heartbeat_expired(storage, i.timestamp, self.conc.heartbeat_expiry_ms)]
-        if self.conc.early_check_commits:
-            found = candidates(timeline.instants, self.known_at_start, ts)
-            touches += [t for t in (touch_of(timeline, i) for i in found) if t is not None]
-        conflicts = find_conflicts(groups, touches, self.by_bucket)
-        if conflicts:
-            raise _Conflicted(conflicts)
 
     def _check_input(self) -> None:
         columns = set(self.df.columns)
@@ -301,7 +205,7 @@ class _Write:
         mode = self.cfg.get_str(C.BULKINSERT_SORT_MODE).upper()
         parallelism = self.cfg.get(C.BULKINSERT_SHUFFLE_PARALLELISM)
         self._inflight(workload_profile({}, {}, self.operation))
-        _progress(f"bulk_insert {self.instant.timestamp}: writing new file groups (sort mode {mode})")
+        log.info(f"bulk_insert {self.instant.timestamp}: writing new file groups (sort mode {mode})")
         if not self._combine() and mode == "NONE":
             # Keys are made in the writing task itself: one pass of the rows through Python.
             source = self.df.repartition(parallelism) if parallelism > 0 else self.df
@@ -330,9 +234,9 @@ class _Write:
             replaced[s.partition].append(s.file_id)
         buckets = plan_inserts(inserts, {}, self._avg_record_size(), self._sizing())
         self._inflight(workload_profile(inserts, {}, self.operation))
-        _progress(f"{self.operation} {self.instant.timestamp}: {sum(inserts.values())} records into "
+        log.info(f"{self.operation} {self.instant.timestamp}: {sum(inserts.values())} records into "
                   f"{len(buckets)} new file groups, replacing {len(replaced_slices)}")
-        self._early_conflicts({(p, fid) for p, ids in replaced.items() for fid in ids})
+        self.txn.check_early_conflicts({(p, fid) for p, ids in replaced.items() for fid in ids})
         targets = {b.file_id: Target(b.partition, b.file_id, None, None) for b in buckets}
         assigned = self._assign_inserts(prepared, buckets)
         return self._merge_groups(assigned, targets), dict(replaced)
@@ -354,7 +258,7 @@ class _Write:
         for s in self.latest:
             if s.partition in chosen:
                 replaced[s.partition].append(s.file_id)
-        self._early_conflicts({(p, fid) for p, ids in replaced.items() for fid in ids})
+        self.txn.check_early_conflicts({(p, fid) for p, ids in replaced.items() for fid in ids})
         return dict(replaced)
 
     def _upsert(self, prepared: DataFrame) -> list[dict]:
@@ -388,14 +292,14 @@ class _Write:
             appends = self._append_targets(updates, {b.file_id for b in buckets}, slices)
             self._inflight(workload_profile(dict(inserts), updates, self.operation))
             new_groups = sum(1 for b in buckets if b.file_id not in slices)
-            _progress(f"{self.operation} {self.instant.timestamp}: {sum(inserts.values())} inserts into "
+            log.info(f"{self.operation} {self.instant.timestamp}: {sum(inserts.values())} inserts into "
                       f"{len(buckets)} file groups ({new_groups} new), {sum(updates.values())} "
                       f"updates/deletes in {len(updates)} file groups; merging and writing")
             targets = {fid: _existing_target(slices[fid]) for _, fid in updates if fid not in appends}
             for b in buckets:
                 targets.setdefault(b.file_id, _existing_target(slices[b.file_id]) if b.file_id in slices
                                    else Target(b.partition, b.file_id, None, None))
-            self._early_conflicts({(t.partition, fid) for fid, t in targets.items() if fid in slices}
+            self.txn.check_early_conflicts({(t.partition, fid) for fid, t in targets.items() if fid in slices}
                                   | {(p, fid) for p, fid in updates})
             updates_df = tagged.filter(F.col(TARGET).isNotNull())
             inserts_df = self._assign_inserts(tagged.filter(F.col(TARGET).isNull()).drop(TARGET), buckets)
@@ -475,12 +379,12 @@ class _Write:
                     targets[file_id] = _existing_target(stored)
                     updates[(partition, file_id)] = count
             self._check_not_clustering(updates)
-            self._early_conflicts({(p, fid) for p, _, fid in routes})
+            self.txn.check_early_conflicts({(p, fid) for p, _, fid in routes})
             appends = self._append_targets(updates, set(), {s.file_id: s for s in existing.values()})
             for file_id in appends:
                 targets.pop(file_id)
             self._inflight(workload_profile(dict(inserts), updates, self.operation))
-            _progress(f"{self.operation} {self.instant.timestamp}: {sum(c for *_, c in counts)} records into "
+            log.info(f"{self.operation} {self.instant.timestamp}: {sum(c for *_, c in counts)} records into "
                       f"{len(routes)} buckets ({len(routes) - len(updates)} new file groups); merging and writing")
             if not routes:
                 return []
@@ -604,7 +508,7 @@ class _Write:
         return average_record_size(commits, self._sizing())
 
     def _inflight(self, profile: dict) -> None:
-        self.table.timeline.transition_to_inflight(self.instant, commit_metadata_json(profile))
+        self.txn.inflight(profile)
 
     def _collect(self, stats_df: DataFrame) -> list[dict]:
         return [json.loads(r[0]) for r in stats_df.collect()]
@@ -614,15 +518,6 @@ class _Write:
         committed = {s["path"] for s in stats} | {p for s in stats for p in (s.get("cdcStats") or {})}
         for data_path in marked_data_files(self.table.storage, self.instant.timestamp) - committed:
             self.table.storage.delete(data_path)
-
-
-class _Conflicted(Exception):
-    """Internal: the conflicts found; raised to the user as HoodieWriteConflictError once this
-    write was rolled back."""
-
-    def __init__(self, conflicts: list[Conflict]):
-        super().__init__(f"{len(conflicts)} conflicting instants")
-        self.conflicts = conflicts
 
 
 def _existing_target(s: FileSlice) -> Target:
@@ -649,6 +544,3 @@ def _user_error(exc: BaseException) -> BaseException:
         return kind(match.group(2).strip())
     return exc
 
-
-def _progress(message: str) -> None:
-    print(f"[hudi] {message}", file=sys.stderr, flush=True)

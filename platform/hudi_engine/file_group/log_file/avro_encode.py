@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...schema.avro import avro_to_arrow
-from ...write.base_file import conform
+from ...schema.arrow import conform
 from .avro_schema import nullable_branch, parse_schema, resolve
 
 BINARY = pa.large_binary()

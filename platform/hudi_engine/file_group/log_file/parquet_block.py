@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 
 from ...config import PARQUET_COMPRESSION
 from ...schema.avro import avro_to_arrow
-from ...write.base_file import parquet_codec, conform
+from ...schema.arrow import parquet_codec, conform
 from .block import LogBlock
 from .format import BlockType, HeaderKey
 

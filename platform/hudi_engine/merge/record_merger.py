@@ -11,11 +11,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-RECORD_KEY = "_hoodie_record_key"
-COMMIT_TIME = "_hoodie_commit_time"
+from .. import config as C
+from ..config import HoodieConfig
+from ..schema.meta_fields import RECORD_KEY
+
 OP_COLUMN = "_hoodie_op"
 IS_DELETED = "_hoodie_is_deleted"
 DELETE = "D"
+EVENT_TIME_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
 
 
 @dataclass(frozen=True)
@@ -114,3 +117,14 @@ def _incoming_not_older(stored: pa.Table, incoming: pa.Table, ordering: str,
     wins = np.ones(incoming.num_rows, dtype=bool)
     wins[joined["__pos"].to_numpy()[older]] = False
     return wins
+
+
+def merge_mode(options: HoodieConfig) -> str:
+    """How an incoming record merges with the stored one: an explicit merge mode or payload class
+    wins; otherwise EVENT_TIME_ORDERING when an ordering field exists (Hudi 1.x's default)."""
+    if options.contains(C.RECORD_MERGE_MODE):
+        return options.get_str(C.RECORD_MERGE_MODE).upper()
+    if options.contains(C.PAYLOAD_CLASS):
+        return ("EVENT_TIME_ORDERING" if options.get_str(C.PAYLOAD_CLASS) == EVENT_TIME_PAYLOAD
+                else "COMMIT_TIME_ORDERING")
+    return "EVENT_TIME_ORDERING" if options.get_str(C.PRECOMBINE_FIELD) else "COMMIT_TIME_ORDERING"

@@ -11,44 +11,18 @@ import posixpath
 import time
 from collections import defaultdict
 
-from ..concurrency.heartbeat import delete_heartbeat, heartbeat_expired
 from ..file_group.log_file import UNKNOWN_WRITE_TOKEN, LogWriter, rollback_command_block
+from ..file_group.markers import marked_files, marker_dir
 from ..file_group.naming import parse_base_file_name, parse_log_file_name
-from ..metadata_table.writer import sync_rollback
 from ..table.meta_client import HoodieTable
-from ..timeline.avro_models import decode_instant_avro, encode_instant_avro
-from ..timeline.instant import COMPACTION, ROLLBACK, WRITE_ACTIONS, Instant, State, new_instant_time
+from ..timeline.avro_models import encode_instant_avro
+from ..timeline.instant import COMPACTION, ROLLBACK, Instant, State, new_instant_time
 from ..timeline.timeline import META_DIR
-from ..services.pending import pending_clusterings
-from .base_file import marked_files, marker_dir
+from .commit import CommitListener, complete
 
 
-def rollback_failed_writes(table: HoodieTable, policy: str = "EAGER",
-                           heartbeat_expiry_ms: int | None = None) -> HoodieTable:
-    """Finish pending rollbacks, then roll back failed writes; returns the reloaded table.
-
-    EAGER (single writer): every pending write failed. LAZY (several writers; run under the table
-    lock): only pending writes whose heartbeat expired or is missing, never a live writer's.
-    NEVER: none. A pending clustering plan is never a failed write."""
-    timeline = table.timeline
-    for pending in timeline.pending([ROLLBACK]):
-        plan = decode_instant_avro(timeline.read_details(
-            Instant(pending.timestamp, ROLLBACK, State.REQUESTED)))
-        _execute(table, pending, plan)
-    # A pending clustering is a plan, not a failed write: its own runs execute or roll it back.
-    clusterings = {i.timestamp for i, _ in pending_clusterings(table)}
-    failed = [] if policy == "NEVER" else [i for i in timeline.pending(WRITE_ACTIONS)
-                                           if i.timestamp not in clusterings]
-    if policy == "LAZY":
-        failed = [i for i in failed if heartbeat_expired(table.storage, i.timestamp, heartbeat_expiry_ms or 0)]
-    for instant in failed:
-        rollback(table.reload(), instant)
-        if policy == "LAZY":
-            delete_heartbeat(table.storage, instant.timestamp)
-    return table.reload() if (failed or timeline.pending([ROLLBACK])) else table
-
-
-def rollback(table: HoodieTable, instant: Instant, keep_requested: bool = False) -> Instant:
+def rollback(table: HoodieTable, instant: Instant, keep_requested: bool = False,
+             listener: CommitListener | None = None) -> Instant:
     """Roll back one pending write instant: its data files and markers go, then its instant files
     (with ``keep_requested``, as always for a compaction, the plan stays to be executed again)."""
     timeline = table.timeline
@@ -60,7 +34,7 @@ def rollback(table: HoodieTable, instant: Instant, keep_requested: bool = False)
     }
     requested = timeline.create_requested(Instant(rollback_ts, ROLLBACK, State.REQUESTED),
                                           encode_instant_avro("HoodieRollbackPlan", plan))
-    return _execute(table, requested, plan, keep_requested)
+    return execute_rollback(table, requested, plan, keep_requested, listener)
 
 
 def _rollback_requests(table: HoodieTable, instant: Instant) -> list[dict]:
@@ -109,7 +83,9 @@ def _appended_by_commit(table: HoodieTable, instant: Instant) -> set[str]:
             and log.instant != instant.timestamp and table.storage.exists(p)}
 
 
-def _execute(table: HoodieTable, rollback_instant: Instant, plan: dict, keep_requested: bool = False) -> Instant:
+def execute_rollback(table: HoodieTable, rollback_instant: Instant, plan: dict, keep_requested: bool = False,
+                     listener: CommitListener | None = None) -> Instant:
+    """Carry out a rollback plan (also one a killed run left) and complete the rollback instant."""
     storage, timeline = table.storage, table.timeline
     started = time.monotonic()
     if rollback_instant.state == State.REQUESTED:
@@ -148,8 +124,7 @@ def _execute(table: HoodieTable, rollback_instant: Instant, plan: dict, keep_req
         "version": 1,
         "instantsRollback": [{"commitTime": target["commitTime"], "action": target["action"]}],
     }
-    sync_rollback(table, rollback_instant.timestamp, metadata)
-    return timeline.complete(rollback_instant, encode_instant_avro("HoodieRollbackMetadata", metadata))
+    return complete(table, rollback_instant, metadata, listener)
 
 
 def _append_rollback_block(table: HoodieTable, request: dict, target: str, rollback_time: str) -> dict[str, int]:

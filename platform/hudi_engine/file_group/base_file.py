@@ -14,13 +14,11 @@ import pyarrow.parquet as pq
 from .. import config as C
 from ..bloom import create_bloom_filter
 from ..config import HoodieConfig
-from ..file_group.naming import PARTITION_METAFILE, base_file_name, partition_metadata_text
-from ..schema.avro import META_FIELDS
+from .naming import PARTITION_METAFILE, base_file_name, partition_metadata_text
+from ..schema.arrow import conform, parquet_codec, repeat_string
+from ..schema.meta_fields import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, META_SCHEMA, RECORD_KEY
 from ..storage import Storage
-from ..timeline.timeline import META_DIR
-
-COMMIT_TIME, COMMIT_SEQNO, RECORD_KEY, PARTITION_PATH, FILE_NAME = META_FIELDS
-META_SCHEMA = [pa.field(name, pa.string()) for name in META_FIELDS]
+from .markers import marker_path
 
 
 @dataclass(frozen=True)
@@ -41,28 +39,6 @@ class WriteContext:
         return pa.schema(META_SCHEMA + list(self.data_schema))
 
 
-def marker_dir(instant: str) -> str:
-    """Where a write's markers live: one empty file per data file it starts, so the files of a
-    failed or retried task can be found without guessing."""
-    return f"{META_DIR}/.temp/{instant}"
-
-
-def marker_path(instant: str, partition: str, file_name: str, io_type: str) -> str:
-    folder = marker_dir(instant) + (f"/{partition}" if partition else "")
-    return f"{folder}/{file_name}.marker.{io_type}"
-
-
-def marked_files(storage: Storage, instant: str) -> dict[str, str]:
-    """Data files (relative to the base path) that the instant's markers name → their I/O type
-    (CREATE, MERGE or APPEND)."""
-    root = marker_dir(instant)
-    return dict(m.path[len(root) + 1:].rsplit(".marker.", 1) for m in storage.list(root, recursive=True))
-
-
-def marked_data_files(storage: Storage, instant: str) -> set[str]:
-    return set(marked_files(storage, instant))
-
-
 def ensure_partition_metadata(storage: Storage, partition: str, instant: str) -> None:
     """Write ``.hoodie_partition_metadata`` once per partition; concurrent tasks race harmlessly."""
     path = f"{partition}/{PARTITION_METAFILE}" if partition else PARTITION_METAFILE
@@ -71,19 +47,6 @@ def ensure_partition_metadata(storage: Storage, partition: str, instant: str) ->
     depth = len(partition.split("/")) if partition else 0
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%a %b %d %H:%M:%S UTC %Y")
     storage.write_text(path, partition_metadata_text(instant, depth, now))
-
-
-def conform(batch: pa.Table | pa.RecordBatch, schema: pa.Schema) -> pa.Table:
-    """Columns of ``schema`` in its order and types; columns the batch lacks become nulls."""
-    table = pa.Table.from_batches([batch]) if isinstance(batch, pa.RecordBatch) else batch
-    columns = []
-    for field in schema:
-        if field.name in table.column_names:
-            col = table[field.name]
-            columns.append(col if col.type == field.type else col.cast(field.type))
-        else:
-            columns.append(pa.nulls(table.num_rows, field.type))
-    return pa.Table.from_arrays(columns, schema=schema)
 
 
 class BaseFileWriter:
@@ -190,12 +153,3 @@ def _set(table: pa.Table, name: str, values: pa.Array) -> pa.Table:
     if i < 0:
         return table.append_column(pa.field(name, pa.string()), values)
     return table.set_column(i, pa.field(name, pa.string()), values)
-
-
-def repeat_string(value: str, n: int) -> pa.Array:
-    return pc.fill_null(pa.nulls(n, pa.string()), value)
-
-
-def parquet_codec(name: str) -> str:
-    name = (name or "gzip").lower()
-    return {"uncompressed": "none"}.get(name, name)

@@ -19,9 +19,9 @@ import fastavro
 from ..file_group.log_file import UNKNOWN_WRITE_TOKEN, BlockType, HeaderKey, LogBlock, encode_block, read_log_file
 from ..file_group.log_file.format import BLOCK_CONTENT_VERSION
 from ..storage import Storage
-from . import avro_models as am
-from .instant import (CLEAN, COMMIT, COMPACTION, DELTA_COMMIT, REPLACE_COMMIT, ROLLBACK, SAVEPOINT, Instant,
-                      State)
+from ..timeline import avro_models as am
+from ..timeline.instant import (CLEAN, COMMIT, COMPACTION, DELTA_COMMIT, REPLACE_COMMIT, ROLLBACK, SAVEPOINT,
+    Instant, State)
 
 ARCHIVE_PREFIX = ".commits_.archive."
 _INT = struct.Struct(">i")

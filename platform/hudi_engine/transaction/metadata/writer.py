@@ -9,37 +9,42 @@ deletes it, as Hudi does. Partitions are built one at a time and listed in the d
 """
 from __future__ import annotations
 
+import logging
+
 import json
 import math
-import sys
 from dataclasses import dataclass
 from typing import Iterator
 
 import pyarrow as pa
 
-from .. import config as C
-from ..config import HoodieConfig
-from ..errors import HoodieConfigError
-from ..file_group.fs_view import FileSystemView
-from ..file_group.naming import parse_base_file_name, parse_log_file_name
-from ..schema.avro import META_FIELDS, avro_to_arrow
-from ..storage import Storage
-from ..table.meta_client import PROPERTIES_FILE, HoodieTable
-from ..table.properties import read_properties_text
-from ..timeline.instant import DELTA_COMMIT, Instant, State
-from ..timeline.timeline import commit_metadata_json
-from ..write.base_file import marker_dir
-from ..write.commit import commit_metadata
+from ... import config as C
+from ...config import HoodieConfig
+from ...errors import HoodieConfigError
+from ...file_group.fs_view import FileSystemView
+from ...file_group.naming import parse_base_file_name, parse_log_file_name
+from ...schema.meta_fields import META_FIELDS
+from ...schema.avro import avro_to_arrow
+from ...storage import Storage
+from ...table.meta_client import PROPERTIES_FILE, HoodieTable
+from ...table.properties import read_properties_text
+from ...timeline.instant import DELTA_COMMIT, Instant, State
+from ...timeline.commit_metadata import commit_metadata
+from ..commit import complete
+from ..rollback import rollback
 from .changes import Changes, clean_changes, commit_changes, rollback_changes
-from .codec import SCHEMA_JSON, combine_batch, split
+from ...metadata_table.codec import SCHEMA_JSON, combine_batch, split
 from .compaction import compact_if_due
-from .file_groups import write_base, write_log
-from .keys import (ALL_PARTITIONS_KEY, PARTITION_TYPES, file_group_id, file_group_index, file_group_index_of_id,
-                   file_group_indexes)
-from .records import encode, partitions_of, record_index_record
-from .layout import (BLOOM_FILTERS, COLUMN_STATS, FILES, RECORD_INDEX, create_mdt, delete_mdt, init_instant,
-                     mdt_storage, open_mdt, set_table_partitions, wanted_partitions)
+from ...metadata_table.file_groups import write_base, write_log
+from ...metadata_table.keys import (ALL_PARTITIONS_KEY, PARTITION_TYPES, file_group_id, file_group_index,
+    file_group_index_of_id, file_group_indexes)
+from ...metadata_table.records import encode, partitions_of, record_index_record
+from ...metadata_table.layout import (BLOOM_FILTERS, COLUMN_STATS, FILES, RECORD_INDEX, create_mdt, delete_mdt,
+    init_instant, mdt_storage, open_mdt, set_table_partitions, wanted_partitions)
 from .record_index import key_changes, snapshot_locations, written_files
+from ...metadata_table.reader import table_view
+
+log = logging.getLogger(__name__)
 
 ORDER = (FILES, COLUMN_STATS, RECORD_INDEX, BLOOM_FILTERS)   # build order; index = init suffix offset
 TOKEN = "0-0-0"
@@ -107,7 +112,7 @@ def _build(spark, table: HoodieTable, have: list[str], missing: list[str], cfg: 
     listing = _committed_files(table)
     for partition in missing:
         instant = init_instant(anchor, ORDER.index(partition))
-        _progress(f"building metadata partition {partition} of {table.name} at {instant}")
+        log.info(f"building metadata partition {partition} of {table.name} at {instant}")
         if partition == RECORD_INDEX:
             stats = _build_record_index(spark, table, mdt, instant, cfg)
         else:
@@ -262,7 +267,7 @@ class _WriteGroup:
 
 
 def _task_token() -> str:
-    from ..write.tasks import task_identity
+    from ...file_group.tasks import task_identity
 
     return task_identity()[1]
 
@@ -288,9 +293,7 @@ def _complete(mdt: HoodieTable, instant: Instant, stats: list[dict], operation: 
     if begin:
         timeline.create_requested(instant)
         timeline.transition_to_inflight(instant)
-    meta = commit_metadata(stats, operation, SCHEMA_JSON)
-    timeline.complete(instant.with_state(State.INFLIGHT), commit_metadata_json(meta))
-    mdt.storage.delete_dir(marker_dir(instant.timestamp))
+    complete(mdt, instant.with_state(State.INFLIGHT), commit_metadata(stats, operation, SCHEMA_JSON))
 
 
 # --- keeping it in step ---------------------------------------------------------------------------
@@ -311,8 +314,6 @@ class _Sync:
         pending = Instant(self.instant, DELTA_COMMIT, State.REQUESTED)
         existing = mdt.timeline.get(self.instant)
         if existing is not None:       # a retry of this instant: start its delta commit afresh
-            from ..write.rollback import rollback
-
             rollback(mdt, existing)
             mdt = mdt.reload()
         mdt.timeline.create_requested(pending)
@@ -334,7 +335,7 @@ class _Sync:
         _complete(mdt, pending, stats, "upsert", begin=False)
 
     def _known_partitions(self) -> list[str]:
-        from .reader import MetadataReader
+        from ...metadata_table.reader import MetadataReader
 
         reader = MetadataReader(self.table, self.mdt, self.partitions)
         record = reader.records(FILES, keys=[ALL_PARTITIONS_KEY]).get(ALL_PARTITIONS_KEY)
@@ -355,7 +356,7 @@ def sync_commit(table: HoodieTable, instant: str, meta: dict, spark=None, all_ke
     rli_df = None
     if RECORD_INDEX in sync.partitions and not meta.get("compacted") and spark is not None:
         previous = {(s.partition, s.file_id): s.base_file.path
-                    for s in table.fs_view().latest_file_slices() if s.base_file is not None}
+                    for s in table_view(table).latest_file_slices() if s.base_file is not None}
         rli_df = key_changes(spark, table.storage, instant, written_files(meta, previous, all_keys_moved))
     sync.run(changes, rli_df)
 
@@ -372,8 +373,6 @@ def sync_rollback(table: HoodieTable, instant: str, rollback_meta: dict) -> None
     sync = _Sync(table, instant)
     if not sync.active:
         return
-    from ..write.rollback import rollback
-
     for target in rollback_meta.get("commitsRollback") or []:
         found = sync.mdt.timeline.get(target)
         if found is not None:
@@ -386,10 +385,6 @@ def drop_for_restore(table: HoodieTable) -> HoodieTable:
     """A restore rewinds completed instants the metadata table may have compacted away: it is
     dropped, and the next write with ``hoodie.metadata.enable`` builds it again."""
     if current_partitions(table) or mdt_storage(table).exists(""):
-        _progress(f"restore of {table.name}: dropping the metadata table; the next write rebuilds it")
+        log.info(f"restore of {table.name}: dropping the metadata table; the next write rebuilds it")
         return delete_mdt(table)
     return table
-
-
-def _progress(message: str) -> None:
-    print(f"[hudi] {message}", file=sys.stderr, flush=True)

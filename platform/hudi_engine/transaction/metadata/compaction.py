@@ -11,20 +11,19 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from .. import config as C
-from ..config import HoodieConfig
-from ..file_group.fs_view import FileSlice
-from ..table.meta_client import HoodieTable
-from ..timeline.avro_models import COMPACTION_PLAN, encode_instant_avro
-from ..timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, WRITE_ACTIONS, Instant, State
-from ..timeline.timeline import commit_metadata_json
-from ..write.base_file import marker_dir
-from ..write.commit import commit_metadata
-from ..services.compaction_plan import compaction_operation, delta_commits_since_compaction
-from .codec import SCHEMA_JSON, split
-from .file_groups import write_base
-from .layout import COMPACTION_SUFFIX, RECORD_INDEX
-from .reader import SliceReader
+from ... import config as C
+from ...config import HoodieConfig
+from ...file_group.fs_view import FileSlice
+from ...table.meta_client import HoodieTable
+from ...timeline.avro_models import COMPACTION_PLAN, encode_instant_avro
+from ...timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, WRITE_ACTIONS, Instant, State
+from ...timeline.commit_metadata import commit_metadata
+from ...table.pending import compaction_operation, delta_commits_since_compaction
+from ...metadata_table.codec import SCHEMA_JSON, split
+from ..commit import complete
+from ...metadata_table.file_groups import write_base
+from ...metadata_table.layout import COMPACTION_SUFFIX, RECORD_INDEX
+from ...metadata_table.reader import SliceReader
 
 KEEP_SLICES = 2      # the newest base and the one before it, for readers still on the old one
 
@@ -49,7 +48,7 @@ def compact_if_due(mdt: HoodieTable, table: HoodieTable, current: str, spark=Non
 def compact(mdt: HoodieTable, table: HoodieTable, instant: str, spark=None) -> None:
     """Merge every file slice with log files into a new base HFile: one Spark task per file group
     when Spark is at hand (the record index is as big as the table's key set), else in-process."""
-    from .reader import MetadataReader
+    from ...metadata_table.reader import MetadataReader
 
     slices = [s for s in mdt.fs_view().latest_file_slices() if s.log_files]
     if not slices:
@@ -71,8 +70,7 @@ def compact(mdt: HoodieTable, table: HoodieTable, instant: str, spark=None) -> N
         stats = [json.loads(r[0]) for r in out.collect()]
     meta = commit_metadata(stats, "compact", SCHEMA_JSON)
     meta["compacted"] = True
-    timeline.complete(Instant(instant, COMMIT, State.INFLIGHT), commit_metadata_json(meta))
-    mdt.storage.delete_dir(marker_dir(instant))
+    complete(mdt, Instant(instant, COMMIT, State.INFLIGHT), meta)
     _drop_old_slices(mdt.reload())
 
 

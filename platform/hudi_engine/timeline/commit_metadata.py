@@ -1,7 +1,16 @@
-"""Commit metadata for table version 6 (HoodieCommitMetadata / HoodieReplaceCommitMetadata JSON)."""
+"""What a completed instant's file holds: commit metadata for table version 6
+(HoodieCommitMetadata / HoodieReplaceCommitMetadata JSON) and the Avro records of the other actions."""
 from __future__ import annotations
 
+import json
 from collections import defaultdict
+
+from .avro_models import CLEAN_METADATA, RESTORE_METADATA, SAVEPOINT_METADATA, encode_instant_avro
+from .instant import CLEAN, RESTORE, ROLLBACK, SAVEPOINT
+
+# Actions whose completed file is an Avro record (the rest hold commit metadata JSON).
+_AVRO_RECORDS = {CLEAN: CLEAN_METADATA, ROLLBACK: "HoodieRollbackMetadata", SAVEPOINT: SAVEPOINT_METADATA,
+                 RESTORE: RESTORE_METADATA}
 
 
 def commit_metadata(stats: list[dict], operation: str, schema: str | None,
@@ -50,3 +59,14 @@ def totals(meta: dict) -> tuple[int, int]:
             total_bytes += stat.get("totalWriteBytes") or 0
             total_records += stat.get("numWrites") or 0
     return total_bytes, total_records
+
+
+def commit_metadata_json(metadata: dict) -> bytes:
+    """Serialize commit metadata the way Hudi 0.x does (Jackson pretty printer style)."""
+    return json.dumps(metadata, indent=2, separators=(",", " : ")).encode("utf-8")
+
+
+def encode_completed(action: str, metadata: dict) -> bytes:
+    """The bytes of a completed instant of ``action`` (a pending action's name, as it completes)."""
+    record = _AVRO_RECORDS.get(action)
+    return encode_instant_avro(record, metadata) if record else commit_metadata_json(metadata)

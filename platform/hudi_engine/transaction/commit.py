@@ -1,0 +1,32 @@
+"""Completing an instant: the one function that does it, for every action on every table.
+
+Listeners (the metadata table) are kept in step first, so a reader that trusts the completed
+instant finds everything it names; the markers go last, once nothing can roll the instant back.
+"""
+from __future__ import annotations
+
+from typing import Protocol
+
+from ..file_group.markers import marker_dir
+from ..table.meta_client import HoodieTable
+from ..timeline.commit_metadata import encode_completed
+from ..timeline.instant import CLUSTERING, COMPACTION, LOG_COMPACTION, WRITE_ACTIONS, Instant
+
+_WRITES_FILES = WRITE_ACTIONS + (COMPACTION, LOG_COMPACTION, CLUSTERING)
+
+
+class CommitListener(Protocol):
+    """Told of an instant just before it completes (the metadata table's writer is one)."""
+
+    def before_complete(self, table: HoodieTable, instant: Instant, metadata: dict) -> None: ...
+
+
+def complete(table: HoodieTable, instant: Instant, metadata: dict,
+             listener: CommitListener | None = None) -> Instant:
+    """Complete the pending ``instant`` with ``metadata`` (its action's record, as a dict)."""
+    if listener is not None:
+        listener.before_complete(table, instant, metadata)
+    done = table.timeline.complete(instant, encode_completed(instant.action, metadata))
+    if instant.action in _WRITES_FILES:
+        table.storage.delete_dir(marker_dir(instant.timestamp))
+    return done

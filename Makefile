@@ -6,7 +6,7 @@ JAVA_PKG    := openjdk-17-jre-headless
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 
-.PHONY: env java services demo test test-slow bench bench-mor bench-cdc bench-streamer bench-clean bench-cluster bench-index bench-lookup clean
+.PHONY: env java services demo lint test test-slow bench bench-mor bench-cdc bench-streamer bench-clean bench-cluster bench-index bench-lookup clean
 
 env: java $(VENV)/.installed
 
@@ -31,6 +31,12 @@ $(VENV)/.installed: pyproject.toml
 
 demo: env
 	$(BIN)/hudictl demo
+
+# The linter, the engine's layer contract (see platform/hudi_engine/README.md) and type checks of its API.
+lint: env
+	$(BIN)/ruff check platform jobs operator tests benchmarks
+	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 test: env services
 	$(BIN)/pytest

@@ -10,6 +10,9 @@ def main(argv: list[str]) -> int:
     if not argv or argv[0] not in JOBS:
         print(f"usage: main.py {{{','.join(JOBS)}}} --job-config FILE", file=sys.stderr)
         return 2
+    from hudi_engine.logs import show_progress
+
+    show_progress()
     module = __import__(JOBS[argv[0]], fromlist=["main"])
     return module.main(argv[1:])
 

@@ -42,6 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from hudi_engine.logs import show_progress
+
+    show_progress()
     return args.run(args)
 
 

@@ -25,7 +25,7 @@ def test_clean_savepoint_restore_from_the_command_line(spark, table_path, capsys
     def commit(ts, fruit):
         return write(spark.createDataFrame([("jack", fruit, "eu", ts)], FRUIT_SCHEMA), table_path, NO_CLEAN)
 
-    c1, c2, c3 = commit(1, "apple"), commit(2, "banana"), commit(3, "cherry")
+    _, c2, c3 = commit(1, "apple"), commit(2, "banana"), commit(3, "cherry")
     assert main(["savepoint", "create", "--base-path", table_path, "--instant-time", c2, "--comments", "q4"]) == 0
     assert main(["savepoint", "list", "--base-path", table_path]) == 0
     listed = capsys.readouterr().out

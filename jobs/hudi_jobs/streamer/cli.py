@@ -69,6 +69,9 @@ def build_config(argv: Sequence[str] | None = None) -> StreamerConfig:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from hudi_engine.logs import show_progress
+
+    show_progress()
     try:
         args = parser().parse_args(argv)
         cfg = _config(args)

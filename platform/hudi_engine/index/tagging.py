@@ -17,6 +17,7 @@ from pyspark.sql import functions as F
 from .. import config as C
 from ..config import HoodieConfig
 from ..file_group.fs_view import FileSlice
+from ..merge.record_merger import DELETE, OP_COLUMN
 from ..storage import Storage
 from ..schema.meta_fields import PARTITION_PATH, RECORD_KEY
 from .bloom import MATCH_SCHEMA, RANGE_SCHEMA, BaseFileRef, CheckCandidates, KeyRanges
@@ -112,3 +113,31 @@ class AddConsistentBucket:
                 rows = partitions == partition
                 ids[rows] = ring_lookup(rings[partition], hashes[rows])
             yield batch.append_column(BUCKET_COLUMN, pa.array(ids, pa.int32()))
+
+
+def tag(spark: SparkSession, storage: Storage, slices: list[FileSlice], prepared: DataFrame, cfg: HoodieConfig,
+        target: str) -> DataFrame:
+    """``prepared`` with ``target``: the file group where the index finds each incoming key stored
+    in the latest base files (of the input's partitions only, unless the index is global), null for
+    a new key. Under a global index a key that moves partition becomes a delete from its old file
+    group and an insert in the new partition (``hoodie.*.update.partition.path``), or stays where
+    it is stored."""
+    is_global = index_type(cfg) in GLOBAL_INDEXES
+    if not is_global:
+        wanted = {r[0] for r in prepared.select(PARTITION_PATH).distinct().collect()}
+        slices = [s for s in slices if s.partition in wanted]
+    existing = stored_locations(spark, storage, slices, prepared, cfg, target)
+    if existing is None:
+        return prepared.withColumn(target, F.lit(None).cast("string"))
+    if not is_global:
+        cond = (prepared[RECORD_KEY] == existing["_k"]) & (prepared[PARTITION_PATH] == existing["_p"])
+        return prepared.join(existing, cond, "left").drop("_k", "_p")
+    joined = prepared.join(existing, prepared[RECORD_KEY] == existing["_k"], "left").drop("_k")
+    moved = F.col("_p").isNotNull() & (F.col("_p") != F.col(PARTITION_PATH))
+    if not updates_partition_path(cfg):
+        return joined.withColumn(PARTITION_PATH, F.coalesce("_p", PARTITION_PATH)).drop("_p")
+    stay = joined.filter(~moved).drop("_p")
+    old_copy = (joined.filter(moved).withColumn(PARTITION_PATH, F.col("_p"))
+                .withColumn(OP_COLUMN, F.lit(DELETE)).drop("_p"))
+    new_copy = joined.filter(moved).withColumn(target, F.lit(None).cast("string")).drop("_p")
+    return stay.unionByName(old_copy).unionByName(new_copy)

@@ -1,12 +1,19 @@
 """Where inserts go (Hudi's UpsertPartitioner): first into a partition's small files, then into new
-file groups sized from the average record size. Pure: counts and file sizes in, buckets out."""
+file groups sized from the average record size. Pure: counts, file sizes and commit totals in,
+buckets out."""
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Container, Iterable
 
+from .. import config as C
+from ..config import HoodieConfig
+from ..file_group.fs_view import FileSlice
 from ..file_group.naming import new_file_id
+from ..timeline.commit_metadata import totals
+from ..timeline.timeline import Timeline
 
 # Hudi's hoodie.record.size.estimation.threshold: a commit counts for the estimate only when it
 # wrote at least this fraction of the small file limit.
@@ -46,6 +53,36 @@ class SizingPolicy:
     record_size_estimate: int
     insert_split_size: int
     auto_split: bool
+
+
+def sizing_policy(cfg: HoodieConfig) -> SizingPolicy:
+    return SizingPolicy(cfg.get(C.PARQUET_MAX_FILE_SIZE), cfg.get(C.PARQUET_SMALL_FILE_LIMIT),
+                        cfg.get(C.COPY_ON_WRITE_RECORD_SIZE_ESTIMATE), cfg.get(C.COPY_ON_WRITE_INSERT_SPLIT_SIZE),
+                        cfg.get(C.COPY_ON_WRITE_AUTO_SPLIT_INSERTS))
+
+
+def timeline_record_size(timeline: Timeline, policy: SizingPolicy) -> int:
+    """:func:`average_record_size` over the timeline's completed writes, newest first."""
+    commits = (totals(timeline.commit_metadata(i)) for i in reversed(timeline.completed_writes()))
+    return average_record_size(commits, policy)
+
+
+def small_files(latest: Iterable[FileSlice], cfg: HoodieConfig, clustering: Container[tuple[str, str]],
+                compacting: Container[tuple[str, str]], is_mor: bool) -> dict[str, list[SmallFile]]:
+    """Base files that take inserts, per partition: below the small-file limit and not under a
+    pending clustering. Merge-on-read: only groups with no log files and no pending compaction,
+    the smallest few per partition (Hudi's delta commit partitioner)."""
+    limit = cfg.get(C.PARQUET_SMALL_FILE_LIMIT)
+    small: dict[str, list[SmallFile]] = defaultdict(list)
+    for s in latest:
+        group = (s.partition, s.file_id)
+        if (s.base_file and s.base_file.size < limit and group not in clustering
+                and not (is_mor and (s.log_files or group in compacting))):
+            small[s.partition].append(SmallFile(s.file_id, s.base_file.path, s.base_file.size, s.base_instant))
+    if is_mor:
+        keep = cfg.get(C.SMALL_FILE_GROUP_CANDIDATES_LIMIT)
+        small = defaultdict(list, {p: sorted(files, key=lambda f: f.size)[:keep] for p, files in small.items()})
+    return small
 
 
 def average_record_size(commit_stats: Iterable[tuple[int, int]], policy: SizingPolicy) -> int:

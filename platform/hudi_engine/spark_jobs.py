@@ -1,4 +1,5 @@
-"""Spark jobs of one write, tagged with a job group so a failed write can stop its stragglers.
+"""Spark jobs of one write, tagged with a job group so a failed write can stop its stragglers and
+so its progress can be followed.
 
 When one task fails, Spark fails the job while the stage's other tasks may still be writing files;
 rolling back before they stop would leave their files behind. So a failed write cancels its
@@ -12,6 +13,8 @@ from typing import Iterator
 
 from pyspark.sql import SparkSession
 
+from . import progress
+
 _GROUP_PROPERTIES = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
 
 
@@ -20,8 +23,13 @@ def job_group(spark: SparkSession, group: str, description: str) -> Iterator[Non
     sc = spark.sparkContext
     previous = {key: sc.getLocalProperty(key) for key in _GROUP_PROPERTIES}
     sc.setJobGroup(group, description, interruptOnCancel=True)
+    report = progress.sink()
     try:
-        yield
+        if report is None:
+            yield
+        else:
+            with progress.SparkTaskProgress(spark, group, description.removeprefix("hudi "), report):
+                yield
     finally:
         for key, value in previous.items():
             sc.setLocalProperty(key, value)

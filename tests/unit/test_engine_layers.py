@@ -46,3 +46,13 @@ def test_only_the_commit_path_completes_an_instant():
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "complete":
                 callers.append(str(path.relative_to(ENGINE)))
     assert callers == ["transaction/commit.py"]
+
+
+def test_the_public_api_resolves_every_name_and_imports_without_spark():
+    script = ("import sys, hudi_engine.api as api; assert 'pyspark' not in sys.modules, 'eager import'; "
+              "missing = [n for n in api.__all__ if getattr(api, n, None) is None]; print(len(api.__all__), missing)")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(ROOT / d) for d in ("platform", "jobs", "operator"))}
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    count, missing = result.stdout.split(" ", 1)
+    assert int(count) > 30 and missing.strip() == "[]"

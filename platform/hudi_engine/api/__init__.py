@@ -20,6 +20,7 @@ _EXPORTS = {
     "write": "hudi_engine.api.writes",
     "read": "hudi_engine.read.reader",
     "read_cdc": "hudi_engine.read.cdc",
+    "cdc_batches": "hudi_engine.read.cdc",
     # a table: properties, timeline, files, schema, pending plans
     "HoodieTable": "hudi_engine.table.meta_client",
     "read_properties_text": "hudi_engine.table.properties",
@@ -78,7 +79,7 @@ if TYPE_CHECKING:  # what type checkers (and readers) see
     from ..merge.record_merger import IS_DELETED
     from ..metadata_table.layout import open_mdt, table_partitions
     from ..metadata_table.reader import MetadataReader, table_view
-    from ..read.cdc import read_cdc
+    from ..read.cdc import cdc_batches, read_cdc
     from ..read.plan import table_schema
     from ..read.reader import read
     from ..schema.avro import arrow_to_avro, avro_to_arrow, to_json

@@ -25,6 +25,7 @@ from ..errors import HoodieClusteringUpdateError, HoodieConfigError, HoodieError
 from ..file_group.base_file import WriteContext
 from ..file_group.fs_view import FileSlice
 from ..file_group.markers import marked_data_files
+from ..file_group.tasks import STAT_SCHEMA
 from ..index.tagging import BUCKET, check_engine, index_type, is_consistent_hashing
 from ..keygen import key_generator_from_config
 from ..merge.record_merger import OP_COLUMN, MergeSpec, merge_mode
@@ -41,7 +42,7 @@ from ..transaction.transaction import Transaction
 from . import operations
 from .log_append import AppendFileGroup, append_target
 from .planner import SizingPolicy, Target, sizing_policy, timeline_record_size
-from .tasks import STAT_SCHEMA, TARGET, Prepare, WriteFileGroup
+from .tasks import TARGET, Prepare, WriteFileGroup
 
 log = logging.getLogger(__name__)
 

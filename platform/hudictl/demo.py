@@ -56,7 +56,7 @@ def _merge_on_read(spark, path: str, q) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hudi_engine.api import read, write
+    from hudi_engine.api import COMMIT_TIME, read, write
     from hudi_engine.spark import local_spark
 
     path = str(Path(args.path).resolve())
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     c1, c2, c3 = instants
 
     def q(**opts):
-        return [(r["name"], r["fruit"], r["_hoodie_commit_time"])
+        return [(r["name"], r["fruit"], r[COMMIT_TIME])
                 for r in read(spark, path, opts).collect()]
 
     incr = {"hoodie.datasource.query.type": "incremental"}
@@ -102,6 +102,6 @@ def run(args: argparse.Namespace) -> int:
     table = HudiTableBuilder.from_base_uri(path).build()
     snapshot = pa.Table.from_batches(table.read(HudiReadOptions()))
     _show("hudi-rs (Apache Hudi's Rust reader) snapshot of the same table",
-          [(r["name"], r["fruit"], r["_hoodie_commit_time"]) for r in snapshot.to_pylist()])
+          [(r["name"], r["fruit"], r[COMMIT_TIME]) for r in snapshot.to_pylist()])
     print(f"\nTable at {path}; its timeline is in {path}/.hoodie")
     return 0

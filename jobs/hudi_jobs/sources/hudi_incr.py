@@ -20,7 +20,7 @@ from hudi_engine.errors import HoodieConfigError
 from hudi_engine.api import read_cdc
 from hudi_engine.api import table_schema
 from hudi_engine.api import read
-from hudi_engine.api import META_FIELDS
+from hudi_engine.api import META_FIELDS, OPERATION_FIELD, PARTITION_PATH, RECORD_KEY
 from hudi_engine.api import HoodieTable
 from hudi_engine.api import parse_instant_time
 from hudi_engine.api import IS_DELETED
@@ -28,8 +28,6 @@ from hudi_engine.api import IS_DELETED
 from ..keys import streamer as K
 from .base import Batch
 
-PARTITION_PATH_FIELD = META_FIELDS[3]
-OPERATION_FIELD = "_hoodie_operation"
 
 
 def incremental_window(positions: list[str], checkpoint: str | None, num_instants: int,
@@ -84,7 +82,7 @@ class HoodieIncrSource:
                      position=f"{self.path} instants ({begin}, {end}]")
 
     def _drop_meta(self, df: DataFrame) -> DataFrame:
-        keep = () if self.drop_all_meta else (PARTITION_PATH_FIELD,)
+        keep = () if self.drop_all_meta else (PARTITION_PATH,)
         return df.drop(*[c for c in (*META_FIELDS, OPERATION_FIELD) if c not in keep])
 
 
@@ -92,7 +90,7 @@ def _changes_as_rows(changes: DataFrame, table: HoodieTable) -> DataFrame:
     """Each key's last change in the window as a row: the after image of an insert or update, the
     before image of a delete flagged ``_hoodie_is_deleted``."""
     schema = from_arrow_schema(table_schema(table))
-    record_key = META_FIELDS[2]
+    record_key = RECORD_KEY
     image = F.when(F.col("op") == "d", F.from_json("before", schema)).otherwise(F.from_json("after", schema))
     rows = changes.select(F.col("ts_ms"), image.alias("image"), (F.col("op") == "d").alias(IS_DELETED))
     latest = Window.partitionBy(F.col("image")[record_key]).orderBy(F.col("ts_ms").desc())

@@ -12,10 +12,9 @@ from hudi_engine import config as C
 from hudi_engine.api import read
 from hudi_engine.config import HoodieConfig
 from hudi_engine.api import KeyGenerator, key_generator_from_config
-from hudi_engine.api import META_FIELDS
+from hudi_engine.api import PARTITION_PATH, RECORD_KEY
 from hudi_engine.api import HoodieTable
 
-RECORD_KEY, PARTITION_PATH = META_FIELDS[2], META_FIELDS[3]
 _KEY, _PARTITION = "_hoodie_streamer_key", "_hoodie_streamer_partition"
 
 

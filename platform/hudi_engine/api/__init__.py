@@ -54,6 +54,10 @@ _EXPORTS = {
     "sync_hive": "hudi_engine.sync",
     # records: meta columns, schemas, keys
     "META_FIELDS": "hudi_engine.schema.meta_fields",
+    "COMMIT_TIME": "hudi_engine.schema.meta_fields",
+    "RECORD_KEY": "hudi_engine.schema.meta_fields",
+    "PARTITION_PATH": "hudi_engine.schema.meta_fields",
+    "OPERATION_FIELD": "hudi_engine.schema.meta_fields",
     "IS_DELETED": "hudi_engine.merge.record_merger",
     "avro_to_arrow": "hudi_engine.schema.avro",
     "arrow_to_avro": "hudi_engine.schema.avro",
@@ -83,7 +87,7 @@ if TYPE_CHECKING:  # what type checkers (and readers) see
     from ..read.plan import table_schema
     from ..read.reader import read
     from ..schema.avro import arrow_to_avro, avro_to_arrow, to_json
-    from ..schema.meta_fields import META_FIELDS
+    from ..schema.meta_fields import COMMIT_TIME, META_FIELDS, OPERATION_FIELD, PARTITION_PATH, RECORD_KEY
     from ..services.archive import archive, archive_inline
     from ..services.clean import run_clean
     from ..services.clustering import run_clusterings, schedule_clustering

@@ -20,7 +20,7 @@ from typing import Any, Mapping
 
 import pyarrow as pa
 
-from ..schema.meta_fields import META_FIELDS
+from ..schema.meta_fields import COMMIT_TIME
 from ..schema.meta_fields import OPERATION_FIELD
 from ..schema.avro import add_meta_fields, to_json
 
@@ -56,7 +56,7 @@ def data_avro_schema(table_avro: Mapping[str, Any] | str) -> dict:
     """The schema of CDC images: the table's writer schema with its meta fields (the footer
     schema; a commit schema gets them added)."""
     src = json.loads(table_avro) if isinstance(table_avro, str) else dict(table_avro)
-    if not any(f["name"] == META_FIELDS[0] for f in src["fields"]):
+    if not any(f["name"] == COMMIT_TIME for f in src["fields"]):
         src = add_meta_fields(src)
     return {**src, "fields": [f for f in src["fields"] if f["name"] not in NOT_IMAGED]}
 

@@ -19,7 +19,7 @@ from ..config import HoodieConfig
 from ..file_group.fs_view import FileSlice
 from ..merge.record_merger import DELETE, OP_COLUMN
 from ..storage import Storage
-from ..schema.meta_fields import PARTITION_PATH, RECORD_KEY
+from ..schema.meta_fields import FILE_NAME, PARTITION_PATH, RECORD_KEY
 from .bloom import MATCH_SCHEMA, RANGE_SCHEMA, BaseFileRef, CheckCandidates, KeyRanges
 from .bucket import bucket_ids
 from .consistent_hashing import check_engine, is_consistent_hashing, key_hashes, ring_lookup  # noqa: F401 (re-exported)
@@ -59,7 +59,7 @@ def stored_locations(spark: SparkSession, storage: Storage, slices: list[FileSli
         return _bloom_matches(spark, storage, refs, incoming, cfg).withColumnRenamed("_fid", target)
     return (spark.read.parquet(*[storage.uri(r.path) for r in refs])
             .select(F.col(RECORD_KEY).alias("_k"), F.col(PARTITION_PATH).alias("_p"),
-                    F.substring_index(F.col("_hoodie_file_name"), "_", 1).alias(target)))
+                    F.substring_index(F.col(FILE_NAME), "_", 1).alias(target)))
 
 
 def _bloom_matches(spark: SparkSession, storage: Storage, refs: list[BaseFileRef], incoming: DataFrame,

@@ -23,11 +23,11 @@ from functools import lru_cache
 
 import fastavro
 
+from ..schema.meta_fields import META_FIELDS
+
 NAMESPACE = "org.apache.hudi.avro.model"
 RECORD_NAME = "HoodieMetadataRecord"
 FULL_NAME = f"{NAMESPACE}.{RECORD_NAME}"
-META_FIELDS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key",
-               "_hoodie_partition_path", "_hoodie_file_name")
 LATEST_TABLE_VERSION = 9
 
 

@@ -26,7 +26,7 @@ from ..file_group.fs_view import FileSlice
 from ..file_group.log_file import BlockType, data_block_records, read_log_file
 from ..file_group.log_scanner import Visibility
 from ..file_group.naming import parse_base_file_name
-from ..schema.meta_fields import META_FIELDS
+from ..schema.meta_fields import COMMIT_TIME, RECORD_KEY
 from ..storage import Storage
 from ..table.meta_client import HoodieTable
 from ..timeline.avro_models import decode_instant_avro
@@ -36,7 +36,6 @@ from .file_slice import SliceMerge, read_file_slice
 from .plan import incremental_commits, merge_spec, table_schema
 from ..metadata_table.reader import table_view
 
-COMMIT_TIME, RECORD_KEY = META_FIELDS[0], META_FIELDS[2]
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,12 @@ from ..file_group.fs_view import FileSlice
 from ..keygen import key_generator_from_config
 from ..metadata_table.layout import COLUMN_STATS, RECORD_INDEX
 from ..metadata_table.reader import metadata_reader
-from ..schema.meta_fields import META_FIELDS
+from ..schema.meta_fields import RECORD_KEY
 from ..table.meta_client import HoodieTable
 from ..expr.skipping import Predicate, file_may_match, key_lookup
 
 log = logging.getLogger(__name__)
 
-RECORD_KEY = META_FIELDS[2]
 
 
 def prune(table: HoodieTable, slices: Sequence[FileSlice], preds: Sequence[Predicate], cfg: HoodieConfig,

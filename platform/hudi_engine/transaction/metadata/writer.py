@@ -23,7 +23,7 @@ from ...config import HoodieConfig
 from ...errors import HoodieConfigError
 from ...file_group.fs_view import FileSystemView
 from ...file_group.naming import parse_base_file_name, parse_log_file_name
-from ...schema.meta_fields import META_FIELDS
+from ...schema.meta_fields import META_FIELDS, RECORD_KEY
 from ...schema.avro import avro_to_arrow
 from ...storage import Storage
 from ...table.meta_client import PROPERTIES_FILE, HoodieTable
@@ -71,7 +71,7 @@ def indexed_columns(table: HoodieTable, cfg: HoodieConfig | None = None) -> list
         return listed
     schema = table.timeline.latest_schema() or table.props.get(C.CREATE_SCHEMA.key)
     names = [f.name for f in avro_to_arrow(schema) if f.name not in META_FIELDS] if schema else []
-    return ([META_FIELDS[2]] if table.populate_meta_fields else []) + names[:cfg.get(C.METADATA_COLUMN_STATS_MAX_COLUMNS)]
+    return ([RECORD_KEY] if table.populate_meta_fields else []) + names[:cfg.get(C.METADATA_COLUMN_STATS_MAX_COLUMNS)]
 
 
 # --- turning it on and off -----------------------------------------------------------------------

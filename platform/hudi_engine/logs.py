@@ -11,15 +11,28 @@ from . import progress
 ENGINE_LOGGER = "hudi_engine"
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is when a message comes (test runners swap it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setFormatter(logging.Formatter("[hudi] %(message)s"))
+
+    @property  # type: ignore[override]
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value) -> None:
+        pass
+
+
 def show_progress(level: int = logging.INFO) -> None:
     """Print the engine's messages at ``level`` and above on stderr as ``[hudi] ...`` and, on a
     terminal, progress bars of long work; once."""
     logger = logging.getLogger(ENGINE_LOGGER)
     logger.setLevel(level)
-    if not any(getattr(h, "_hudi_progress", False) for h in logger.handlers):
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("[hudi] %(message)s"))
-        handler._hudi_progress = True  # type: ignore[attr-defined]
-        logger.addHandler(handler)
+    if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
+        logger.addHandler(_StderrHandler())
     if sys.stderr.isatty() and progress.sink() is None:
-        progress.set_sink(progress.TerminalBar(sys.stderr))
+        progress.set_sink(progress.TerminalBar())

@@ -29,10 +29,14 @@ class TerminalBar:
     line is finished when its work is done or another one starts."""
 
     def __init__(self, stream: TextIO | None = None, width: int = 30):
-        self.stream = stream or sys.stderr
+        self._stream = stream
         self.width = width
         self._current: str | None = None
         self._lock = threading.Lock()
+
+    @property
+    def stream(self) -> TextIO:
+        return self._stream or sys.stderr
 
     def __call__(self, what: str, done: int, total: int) -> None:
         with self._lock:

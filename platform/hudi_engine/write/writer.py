@@ -133,10 +133,10 @@ class WriteJob:
         self.txn = Transaction.begin(self.table, self.action, self.cfg, self.spark, requested,
                                      prepare=self._prepare, by_bucket=self.by_bucket)
         self.instant = self.txn.instant
-        self.ctx = WriteContext(self.table.storage, self.instant.timestamp, data_schema,
-                                to_json(add_meta_fields(avro)), self.cfg.raw())
         try:
             with self.txn:
+                self.ctx = WriteContext(self.table.storage, self.instant.timestamp, data_schema,
+                                        to_json(add_meta_fields(avro)), self.cfg.raw())
                 with self.txn.spark_jobs(f"hudi {self.operation} {self.instant.timestamp}"):
                     stats, replaced = self._execute()
                 self._finalize(stats)

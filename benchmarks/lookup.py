@@ -50,11 +50,11 @@ def main() -> None:
     args = parser.parse_args()
     n = 500_000 if args.quick else args.rows
     from hudi_engine import read, write
-    from hudi_engine.transaction.metadata.compaction import compact
     from hudi_engine.metadata_table.layout import COMPACTION_SUFFIX, open_mdt
     from hudi_engine.read.plan import plan_read
     from hudi_engine.spark import local_spark
     from hudi_engine.table.meta_client import HoodieTable
+    from hudi_engine.transaction.metadata.compaction import compact
 
     spark = local_spark("bench-lookup", memory="6g")
     began = dt.datetime.now(dt.timezone.utc)

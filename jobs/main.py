@@ -12,7 +12,7 @@ def main(argv: list[str]) -> int:
         return 2
     from hudi_engine.logs import show_progress
 
-    show_progress()
+    show_progress("hudi_jobs")
     module = __import__(JOBS[argv[0]], fromlist=["main"])
     return module.main(argv[1:])
 

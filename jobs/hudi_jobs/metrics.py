@@ -14,12 +14,19 @@ import threading
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
-from prometheus_client import (CollectorRegistry, Counter, Gauge, Histogram, delete_from_gateway,
-                               pushadd_to_gateway, start_http_server)
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    delete_from_gateway,
+    pushadd_to_gateway,
+    start_http_server,
+)
 
+from hudi_engine.api import parse_instant_time
 from hudi_engine.config import TIMELINE_TIMEZONE, ConfigProperty, HoodieConfig
 from hudi_engine.errors import HoodieConfigError
-from hudi_engine.api import parse_instant_time
 
 from .keys import metrics as K
 

@@ -11,9 +11,9 @@ import posixpath
 import urllib.request
 from typing import Mapping
 
+from hudi_engine.api import avro_to_arrow
 from hudi_engine.config import HoodieConfig
 from hudi_engine.errors import HoodieConfigError
-from hudi_engine.api import avro_to_arrow
 from hudi_engine.storage import Storage
 
 from .keys import schema as K

@@ -76,8 +76,7 @@ def run_service(cfg: TableServiceConfig) -> list[str]:
         result = sync_hive(cfg.base_path, props)
         return [f"{result.database} synced to {result.synced_instant} "
                 f"({'changed' if result.changed else 'already in step'})"]
-    from hudi_engine.api import run_compactions, schedule_compaction
-    from hudi_engine.api import HoodieTable
+    from hudi_engine.api import HoodieTable, run_compactions, schedule_compaction
 
     from .session import job_spark_session
     if not HoodieTable.exists(cfg.base_path):
@@ -92,8 +91,7 @@ def run_service(cfg: TableServiceConfig) -> list[str]:
         schedule_clustering(table, props)
         return run_clusterings(spark, table.reload(), options=props)
     if cfg.service == CLEAN:
-        from hudi_engine.api import archive_inline
-        from hudi_engine.api import run_clean
+        from hudi_engine.api import archive_inline, run_clean
         done = run_clean(table, props, spark, force=True)
         return done + [f"archived {i.timestamp}" for i in archive_inline(table.reload(), props)]
     schedule_compaction(table, props)

@@ -17,18 +17,37 @@ from typing import Any, Callable
 
 import kopf
 
+from hudi_engine.api import HoodieTable
 from hudi_engine.errors import HoodieError
 from hudi_engine.storage import Storage
-from hudi_engine.api import HoodieTable
 from hudi_jobs.table_service import COMPACTION
 
 from . import api
-from .kube import (CONFIG_MAP, HUDI_PIPELINE, HUDI_TABLE, SCHEDULED_SPARK_APPLICATION, SPARK, SPARK_APPLICATION,
-                   ApiError, Kind, Kube, client_from_environment)
+from .kube import (
+    CONFIG_MAP,
+    HUDI_PIPELINE,
+    HUDI_TABLE,
+    SCHEDULED_SPARK_APPLICATION,
+    SPARK,
+    SPARK_APPLICATION,
+    ApiError,
+    Kind,
+    Kube,
+    client_from_environment,
+)
 from .metrics import METRICS
 from .planner import PlanError, plan_pipeline, plan_table, triggered_run
-from .planner.labels import (COMPONENT_LABEL, MANAGED_BY_LABEL, MANAGER, MAX_LABEL, PIPELINE_COMPONENT,
-                             PIPELINE_LABEL, TABLE_LABEL, TABLE_SERVICE_COMPONENT, label_value)
+from .planner.labels import (
+    COMPONENT_LABEL,
+    MANAGED_BY_LABEL,
+    MANAGER,
+    MAX_LABEL,
+    PIPELINE_COMPONENT,
+    PIPELINE_LABEL,
+    TABLE_LABEL,
+    TABLE_SERVICE_COMPONENT,
+    label_value,
+)
 from .reconcile import children, lifecycle, table_status
 from .reconcile.conditions import DEGRADED, degraded_status, find
 from .settings import Settings

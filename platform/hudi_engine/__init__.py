@@ -10,8 +10,7 @@ contract built on them) import without PySpark.
 import sys
 import types
 
-from .errors import (HoodieConfigError, HoodieError, HoodieTableNotFoundError, HoodieTimelineError,
-                     HoodieValidationError)
+from .errors import HoodieConfigError, HoodieError, HoodieTableNotFoundError, HoodieTimelineError, HoodieValidationError
 
 __all__ = ["write", "read", "HoodieError", "HoodieConfigError", "HoodieValidationError",
            "HoodieTableNotFoundError", "HoodieTimelineError"]

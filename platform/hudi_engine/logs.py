@@ -27,12 +27,13 @@ class _StderrHandler(logging.StreamHandler):
         pass
 
 
-def show_progress(level: int = logging.INFO) -> None:
-    """Print the engine's messages at ``level`` and above on stderr as ``[hudi] ...`` and, on a
-    terminal, progress bars of long work; once."""
-    logger = logging.getLogger(ENGINE_LOGGER)
-    logger.setLevel(level)
-    if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
-        logger.addHandler(_StderrHandler())
+def show_progress(*loggers: str, level: int = logging.INFO) -> None:
+    """Print the messages of the engine (and of ``loggers``, e.g. a job's package) at ``level``
+    and above on stderr as ``[hudi] ...`` and, on a terminal, progress bars of long work; once."""
+    for name in (ENGINE_LOGGER, *loggers):
+        logger = logging.getLogger(name)
+        logger.setLevel(level)
+        if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
+            logger.addHandler(_StderrHandler())
     if sys.stderr.isatty() and progress.sink() is None:
         progress.set_sink(progress.TerminalBar())

@@ -63,8 +63,7 @@ def add_parser(sub) -> None:
 
 
 def run_clean_command(args: argparse.Namespace) -> int:
-    from hudi_engine.api import run_clean
-    from hudi_engine.api import HoodieTable
+    from hudi_engine.api import HoodieTable, run_clean
 
     done = run_clean(HoodieTable.load(args.base_path), parse_conf(args.hoodie_conf), force=True)
     print(f"completed clean {', '.join(done)}" if done else
@@ -73,8 +72,7 @@ def run_clean_command(args: argparse.Namespace) -> int:
 
 
 def run_archive_command(args: argparse.Namespace) -> int:
-    from hudi_engine.api import archive
-    from hudi_engine.api import HoodieTable
+    from hudi_engine.api import HoodieTable, archive
 
     done = archive(HoodieTable.load(args.base_path), parse_conf(args.hoodie_conf))
     print(f"archived {len(done)} instants ({done[0].timestamp}..{done[-1].timestamp})" if done else

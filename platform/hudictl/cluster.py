@@ -23,8 +23,7 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hudi_engine.api import run_clusterings, schedule_clustering
-    from hudi_engine.api import pending_clusterings
+    from hudi_engine.api import pending_clusterings, run_clusterings, schedule_clustering
 
     return schedule_and_execute(args, "clustering", schedule_clustering, pending_clusterings, run_clusterings,
                                 "not due, or no small files to rewrite")

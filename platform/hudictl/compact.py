@@ -49,8 +49,8 @@ def schedule_and_execute(args: argparse.Namespace, noun: str, schedule: Callable
                          execute: Callable, nothing_due: str) -> int:
     """Run the chosen modes: ``schedule(table, options, force=)`` then ``execute(spark, table,
     instant_time, options)`` when ``pending(table)`` has plans."""
-    from hudi_engine.spark import local_spark
     from hudi_engine.api import HoodieTable
+    from hudi_engine.spark import local_spark
 
     options = parse_conf(args.hoodie_conf)
     table = HoodieTable.load(args.base_path)

@@ -41,8 +41,7 @@ def _show(title: str, rows: list[tuple]) -> None:
 
 
 def _merge_on_read(spark, path: str, q) -> None:
-    from hudi_engine.api import run_compactions, schedule_compaction
-    from hudi_engine.api import HoodieTable
+    from hudi_engine.api import HoodieTable, run_compactions, schedule_compaction
 
     _show("read optimized (base files only, as of the last compaction)",
           q(**{"hoodie.datasource.query.type": "read_optimized"}))

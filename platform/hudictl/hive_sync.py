@@ -78,8 +78,8 @@ def sync_options(args: argparse.Namespace) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hudi_engine.errors import HoodieError
     from hudi_engine.api import sync_hive
+    from hudi_engine.errors import HoodieError
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")  # retries
     try:

@@ -88,8 +88,7 @@ def pending_rows(table) -> list[dict]:
 def metadata_rows(table, keys: list[str] | None = None) -> list[dict]:
     """The metadata table's partitions (complete ones are used by readers and writers) with their
     file groups, or, for record keys, their locations in the record index."""
-    from hudi_engine.api import open_mdt, table_partitions
-    from hudi_engine.api import MetadataReader
+    from hudi_engine.api import MetadataReader, open_mdt, table_partitions
 
     reader = MetadataReader(table)
     if keys:

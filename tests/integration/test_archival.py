@@ -7,8 +7,8 @@ import pytest
 
 from hudi_engine import read, write
 from hudi_engine.errors import HoodieTimelineError
-from hudi_engine.table.meta_client import HoodieTable
 from hudi_engine.table.archived_timeline import archived_instants, read_archived_entries
+from hudi_engine.table.meta_client import HoodieTable
 from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA
 from tests.support.hudi_rs import hudi_rs_read, rows
 

@@ -13,9 +13,8 @@ import pytest
 from hudi_engine import read, write
 from hudi_engine.errors import HoodieTimelineError
 from hudi_engine.services.clean import delete_files, run_clean
+from hudi_engine.services.savepoint import create_savepoint, delete_savepoint, list_savepoints, restore_to_savepoint
 from hudi_engine.storage import Storage
-from hudi_engine.services.savepoint import (create_savepoint, delete_savepoint, list_savepoints,
-                                            restore_to_savepoint)
 from hudi_engine.table.meta_client import HoodieTable
 from hudi_engine.timeline.avro_models import decode_instant_avro
 from hudi_engine.timeline.instant import CLEAN, RESTORE, SAVEPOINT, WRITE_ACTIONS

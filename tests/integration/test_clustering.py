@@ -6,11 +6,11 @@ import pytest
 
 from hudi_engine import read, write
 from hudi_engine.errors import HoodieClusteringUpdateError, HoodieError
-from hudi_engine.services.clustering import run_clusterings, schedule_clustering
-from hudi_engine.table.pending import pending_clustering_groups, requested_plan
-from hudi_engine.table.meta_client import HoodieTable
-from hudi_engine.timeline.instant import REPLACE_COMMIT, State
 from hudi_engine.file_group.markers import marker_path
+from hudi_engine.services.clustering import run_clusterings, schedule_clustering
+from hudi_engine.table.meta_client import HoodieTable
+from hudi_engine.table.pending import pending_clustering_groups, requested_plan
+from hudi_engine.timeline.instant import REPLACE_COMMIT, State
 from tests.support.hudi_rs import hudi_rs_read, rows
 
 pytestmark = pytest.mark.spark

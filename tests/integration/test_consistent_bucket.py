@@ -14,8 +14,8 @@ from hudi_engine.errors import HoodieClusteringUpdateError, HoodieConfigError
 from hudi_engine.index.consistent_hashing import Ring, key_hashes
 from hudi_engine.index.consistent_meta import HASHING_METADATA_DIR, load_metadata
 from hudi_engine.services.clustering import run_clusterings, schedule_clustering
-from hudi_engine.table.pending import requested_plan
 from hudi_engine.table.meta_client import HoodieTable
+from hudi_engine.table.pending import requested_plan
 from tests.support.hudi_rs import hudi_rs_read, rows
 
 pytestmark = pytest.mark.spark

@@ -14,16 +14,16 @@ from hudi_engine import read, write
 from hudi_engine.bloom import FOOTER_KEY
 from hudi_engine.errors import HoodieConfigError
 from hudi_engine.file_group.fs_view import FileSystemView
-from hudi_engine.transaction.metadata import writer as mdt_writer
+from hudi_engine.metadata_table.keys import bloom_filter_key
 from hudi_engine.metadata_table.layout import MDT_DIR
 from hudi_engine.metadata_table.reader import MetadataReader
 from hudi_engine.metadata_table.records import bloom_filter_of
-from hudi_engine.metadata_table.keys import bloom_filter_key
 from hudi_engine.read.plan import plan_read
 from hudi_engine.services.clean import run_clean
 from hudi_engine.services.clustering import run_clusterings, schedule_clustering
 from hudi_engine.services.savepoint import create_savepoint, restore_to_savepoint
 from hudi_engine.table.meta_client import HoodieTable
+from hudi_engine.transaction.metadata import writer as mdt_writer
 from tests.conftest import unzip_fixture
 from tests.support.hudi_rs import hudi_rs_read, rows
 

@@ -6,9 +6,9 @@ import pytest
 from hudi_engine import read, write
 from hudi_engine.file_group.log_file import BlockType, read_log_file
 from hudi_engine.services.compaction import run_compactions, schedule_compaction
-from hudi_engine.table.pending import pending_compaction_groups
 from hudi_engine.storage import Storage
 from hudi_engine.table.meta_client import HoodieTable
+from hudi_engine.table.pending import pending_compaction_groups
 from hudi_engine.timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT
 from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA
 from tests.support.hudi_rs import hudi_rs_read, rows

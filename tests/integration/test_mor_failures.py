@@ -4,8 +4,8 @@ next writer or compaction run cleans up as Hudi does."""
 import os
 import subprocess
 import sys
-import time
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -20,9 +20,9 @@ from hudi_engine.timeline.instant import COMPACTION, DELTA_COMMIT, ROLLBACK
 from hudi_engine.timeline.timeline import Timeline
 from hudi_engine.transaction.transaction import Transaction
 from tests.integration.test_cow_failures import ROOT
-from tests.support.processes import kill_when
 from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA
 from tests.support.hudi_rs import hudi_rs_read, rows
+from tests.support.processes import kill_when
 
 pytestmark = pytest.mark.spark
 MOR = {**FRUIT_OPTIONS, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}

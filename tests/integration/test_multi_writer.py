@@ -15,11 +15,11 @@ import pytest
 from hudi_engine import read, write
 from hudi_engine.concurrency.heartbeat import Heartbeat, heartbeat_path
 from hudi_engine.errors import HoodieError, HoodieWriteConflictError
+from hudi_engine.file_group.markers import marker_path
 from hudi_engine.services.compaction import schedule_compaction
 from hudi_engine.table.meta_client import HoodieTable
 from hudi_engine.timeline.avro_models import decode_instant_avro
 from hudi_engine.timeline.instant import DELTA_COMMIT, ROLLBACK, WRITE_ACTIONS, Instant, State, new_instant_time
-from hudi_engine.file_group.markers import marker_path
 from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA
 from tests.support.hudi_rs import hudi_rs_read, rows
 from tests.support.occ_writer import CONFLICT_EXIT

@@ -10,9 +10,8 @@ from hudi_engine.services.archive_plan import instants_to_archive
 from hudi_engine.storage import Storage
 from hudi_engine.table import archived_timeline as ar
 from hudi_engine.timeline.avro_models import encode_instant_avro
-from hudi_engine.timeline.instant import (CLEAN, COMMIT, COMPACTION, DELTA_COMMIT, ROLLBACK, SAVEPOINT, Instant,
-                                          State)
 from hudi_engine.timeline.commit_metadata import commit_metadata_json
+from hudi_engine.timeline.instant import CLEAN, COMMIT, COMPACTION, DELTA_COMMIT, ROLLBACK, SAVEPOINT, Instant, State
 
 DONE = State.COMPLETED
 

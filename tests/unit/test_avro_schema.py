@@ -17,11 +17,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from hudi_engine.schema.avro import (
+    add_meta_fields,
+    arrow_schema_compatible,
+    arrow_to_avro,
+    avro_to_arrow,
+    record_name_and_namespace,
+    sanitize_name,
+    to_json,
+)
+from hudi_engine.schema.meta_fields import META_FIELDS, OPERATION_FIELD
 from tests.conftest import unzip_fixture
-from hudi_engine.schema.meta_fields import META_FIELDS
-from hudi_engine.schema.meta_fields import OPERATION_FIELD
-from hudi_engine.schema.avro import (add_meta_fields, arrow_schema_compatible, arrow_to_avro, avro_to_arrow,
-    record_name_and_namespace, sanitize_name, to_json)
 
 V6_TABLES = ("v6_simplekeygen_nonhivestyle", "v6_complexkeygen_hivestyle", "v6_nonpartitioned")
 

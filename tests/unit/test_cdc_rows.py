@@ -5,14 +5,25 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from hudi_engine.cdc import (QUERY_SCHEMA, Commit, FileGroupIndex, InferenceCase, LoggingMode, cdc_data_block,
-                             cdc_log_file_name, cdc_records, cdc_schema_json, change_rows, extract_splits,
-                             written)
+from hudi_engine.cdc import (
+    QUERY_SCHEMA,
+    Commit,
+    FileGroupIndex,
+    InferenceCase,
+    LoggingMode,
+    cdc_data_block,
+    cdc_log_file_name,
+    cdc_records,
+    cdc_schema_json,
+    change_rows,
+    extract_splits,
+    written,
+)
 from hudi_engine.file_group.fs_view import BaseFile, FileGroup, FileSlice
 from hudi_engine.file_group.log_file import data_block_records, encode_block, iter_log_blocks
+from hudi_engine.merge.record_merger import MergeSpec
 from hudi_engine.read.log_merge import DATA, DELETES, LogPart, merge_slice
 from hudi_engine.schema.avro import add_meta_fields, arrow_to_avro
-from hudi_engine.merge.record_merger import MergeSpec
 
 P, FG = "p", "fg1-0"
 DATA_SCHEMA = pa.schema([pa.field("name", pa.string()), pa.field("fruit", pa.string())])

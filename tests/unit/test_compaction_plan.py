@@ -12,8 +12,8 @@ from hudi_engine.errors import HoodieConfigError
 from hudi_engine.file_group.fs_view import BaseFile, FileSlice, LogFile
 from hudi_engine.file_group.naming import parse_base_file_name, parse_log_file_name
 from hudi_engine.services import compaction_plan as cp
-from hudi_engine.table import pending
 from hudi_engine.storage import Storage
+from hudi_engine.table import pending
 from hudi_engine.timeline import avro_models as am
 from hudi_engine.timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, REPLACE_COMMIT, Instant, State
 from hudi_engine.timeline.timeline import Timeline

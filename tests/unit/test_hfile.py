@@ -12,21 +12,35 @@ import fastavro
 import pytest
 
 from hudi_engine.errors import HoodieCorruptFileError, HoodieError, HoodieValidationError
-from hudi_engine.file_group.log_file import (BlockType as LogBlockType, LogWriter, data_block_records,
-                                             encode_block, hfile_block_reader, hfile_block_records,
-                                             hfile_data_block, read_log_file)
+from hudi_engine.file_group.log_file import BlockType as LogBlockType
+from hudi_engine.file_group.log_file import (
+    LogWriter,
+    data_block_records,
+    encode_block,
+    hfile_block_reader,
+    hfile_block_records,
+    hfile_data_block,
+    read_log_file,
+)
 from hudi_engine.file_group.naming import parse_log_file_name
 from hudi_engine.hfile import BlockType, Codec, HFileReader, Trailer, read_trailer, write_hfile
 from hudi_engine.hfile.block import encode_block as encode_hfile_block
-from hudi_engine.hfile.format import (AVG_KEY_LEN, AVG_VALUE_LEN, COMPARATOR_CLASS_NAME, CREATE_TIME_TS,
-                                      FILE_INFO_PB_MAGIC, KEY_VALUE_VERSION, LAST_KEY, MAX_MEMSTORE_TS_KEY,
-                                      SCHEMA_KEY)
+from hudi_engine.hfile.format import (
+    AVG_KEY_LEN,
+    AVG_VALUE_LEN,
+    COMPARATOR_CLASS_NAME,
+    CREATE_TIME_TS,
+    FILE_INFO_PB_MAGIC,
+    KEY_VALUE_VERSION,
+    LAST_KEY,
+    MAX_MEMSTORE_TS_KEY,
+    SCHEMA_KEY,
+)
 from hudi_engine.hfile.java_hashmap import hashmap_order
-from hudi_engine.java_hash import java_string_hash
 from hudi_engine.hfile.proto import encode_file_info_message
-from hudi_engine.hfile.varint import (decode_hadoop_vint, decode_uvarint, encode_hadoop_vint,
-                                      encode_uvarint)
+from hudi_engine.hfile.varint import decode_hadoop_vint, decode_uvarint, encode_hadoop_vint, encode_uvarint
 from hudi_engine.hfile.writer import cell_bytes, encode_trailer
+from hudi_engine.java_hash import java_string_hash
 from hudi_engine.storage import Storage
 from tests.conftest import FIXTURES, unzip_fixture
 

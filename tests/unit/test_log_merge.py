@@ -4,8 +4,8 @@ import pyarrow as pa
 from hudi_engine.file_group.log_file import BlockType, LogBlock, avro_data_block, rollback_command_block
 from hudi_engine.file_group.log_file.format import HeaderKey
 from hudi_engine.file_group.log_scanner import Visibility, valid_blocks
-from hudi_engine.read.log_merge import DATA, DELETES, LogPart, combine_log_records, merge_slice, unmerged_slice
 from hudi_engine.merge.record_merger import MergeSpec
+from hudi_engine.read.log_merge import DATA, DELETES, LogPart, combine_log_records, merge_slice, unmerged_slice
 
 EVENT = MergeSpec("ts", True, True)
 COMMIT_TIME = MergeSpec("ts", True, False)

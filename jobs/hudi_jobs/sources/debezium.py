@@ -29,8 +29,18 @@ from hudi_engine.api import IS_DELETED
 
 from ..schema_provider import spark_struct
 from .base import ErrorReason
-from .kafka import (CORRUPT, INTERNAL, RECORD, VALUE, AvroValues, KafkaSource, TextValues, flag_errors,
-                    infer_json_schema, value_deserializer)
+from .kafka import (
+    CORRUPT,
+    INTERNAL,
+    RECORD,
+    VALUE,
+    AvroValues,
+    KafkaSource,
+    TextValues,
+    flag_errors,
+    infer_json_schema,
+    value_deserializer,
+)
 from .kafka_offsets import Plan
 
 # Hudi's DebeziumConstants: the envelope's fields and the flattened columns.

@@ -17,8 +17,8 @@ import json
 import re
 import time
 from abc import ABC, abstractmethod
-from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Iterable, Iterator, Mapping
 
 import fastavro
@@ -29,9 +29,9 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StringType, StructField, StructType
 
+from hudi_engine.api import avro_to_arrow
 from hudi_engine.config import HoodieConfig
 from hudi_engine.errors import HoodieConfigError, HoodieValidationError
-from hudi_engine.api import avro_to_arrow
 from hudi_engine.storage import Storage
 
 from ..keys import files as K

@@ -15,19 +15,23 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from hudi_engine import config as C
+from hudi_engine.api import (
+    IS_DELETED,
+    META_FIELDS,
+    OPERATION_FIELD,
+    PARTITION_PATH,
+    RECORD_KEY,
+    HoodieTable,
+    parse_instant_time,
+    read,
+    read_cdc,
+    table_schema,
+)
 from hudi_engine.config import HoodieConfig
 from hudi_engine.errors import HoodieConfigError
-from hudi_engine.api import read_cdc
-from hudi_engine.api import table_schema
-from hudi_engine.api import read
-from hudi_engine.api import META_FIELDS, OPERATION_FIELD, PARTITION_PATH, RECORD_KEY
-from hudi_engine.api import HoodieTable
-from hudi_engine.api import parse_instant_time
-from hudi_engine.api import IS_DELETED
 
 from ..keys import streamer as K
 from .base import Batch
-
 
 
 def incremental_window(positions: list[str], checkpoint: str | None, num_instants: int,

@@ -21,8 +21,8 @@ from typing import Any, Callable
 import fastavro
 import pyarrow as pa
 
-from hudi_engine.errors import HoodieConfigError, HoodieError
 from hudi_engine.api import avro_to_arrow
+from hudi_engine.errors import HoodieConfigError, HoodieError
 
 from .avro_values import arrow_values
 

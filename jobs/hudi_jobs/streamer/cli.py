@@ -71,7 +71,7 @@ def build_config(argv: Sequence[str] | None = None) -> StreamerConfig:
 def main(argv: Sequence[str] | None = None) -> int:
     from hudi_engine.logs import show_progress
 
-    show_progress()
+    show_progress("hudi_jobs")
     try:
         args = parser().parse_args(argv)
         cfg = _config(args)

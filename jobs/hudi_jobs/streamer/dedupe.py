@@ -9,11 +9,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StringType, StructField, StructType
 
 from hudi_engine import config as C
-from hudi_engine.api import read
+from hudi_engine.api import PARTITION_PATH, RECORD_KEY, HoodieTable, KeyGenerator, key_generator_from_config, read
 from hudi_engine.config import HoodieConfig
-from hudi_engine.api import KeyGenerator, key_generator_from_config
-from hudi_engine.api import PARTITION_PATH, RECORD_KEY
-from hudi_engine.api import HoodieTable
 
 _KEY, _PARTITION = "_hoodie_streamer_key", "_hoodie_streamer_partition"
 

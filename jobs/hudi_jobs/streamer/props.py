@@ -10,9 +10,9 @@ import os
 import posixpath
 from typing import Iterable
 
+from hudi_engine.api import read_properties_text
 from hudi_engine.errors import HoodieConfigError
 from hudi_engine.storage import Storage
-from hudi_engine.api import read_properties_text
 
 INCLUDE = "include"
 

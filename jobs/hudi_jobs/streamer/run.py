@@ -10,8 +10,8 @@ jobs are cancelled and the write is rolled back, never half committed.
 from __future__ import annotations
 
 import importlib
+import logging
 import signal
-import sys
 import time
 from dataclasses import dataclass
 from functools import reduce
@@ -20,13 +20,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from hudi_engine import config as C
-from hudi_engine.api import write
+from hudi_engine.api import META_FIELDS, HoodieTable, parse_instant_time, table_schema, write
 from hudi_engine.config import HoodieConfig
 from hudi_engine.errors import HoodieConfigError, HoodieError
-from hudi_engine.api import table_schema
-from hudi_engine.api import META_FIELDS
-from hudi_engine.api import HoodieTable
-from hudi_engine.api import parse_instant_time
 
 from ..keys import streamer as K
 from ..metrics import StreamerMetrics
@@ -41,6 +37,8 @@ from .error_table import ErrorTable
 from .quality import check_records, quality_rules
 from .services import AsyncCompactor, compaction_options
 from .transform import SRC_VIEW_PREFIX, build_transformers, transform_batch
+
+log = logging.getLogger(__name__)
 
 EXIT_OK, EXIT_FAILED, EXIT_CONFIG, EXIT_ABANDONED = 0, 1, 2, 143
 
@@ -76,7 +74,7 @@ class StopSignal:
         if self.requested:
             raise KeyboardInterrupt(f"signal {signum}: abandoning the batch in flight")
         self.requested = True
-        _progress(f"signal {signum}: stopping after the batch in flight (send it again to abandon the batch)")
+        log.info(f"signal {signum}: stopping after the batch in flight (send it again to abandon the batch)")
 
     def sleep(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
@@ -95,13 +93,13 @@ def run_streamer(cfg: StreamerConfig) -> int:
         streamer.run()
         return EXIT_OK
     except KeyboardInterrupt:
-        _progress("abandoned; the next run rolls back the unfinished write and resumes from the last commit")
+        log.info("abandoned; the next run rolls back the unfinished write and resumes from the last commit")
         return EXIT_ABANDONED
     except HoodieConfigError as exc:
-        _progress(f"error: {exc}")
+        log.error(f"error: {exc}")
         return EXIT_CONFIG
     except HoodieError as exc:
-        _progress(f"failed: {exc}")
+        log.error(f"failed: {exc}")
         return EXIT_FAILED
     finally:
         if streamer is not None:
@@ -139,7 +137,7 @@ class Streamer:
             if not self.cfg.continuous or self.stop.requested:
                 return
             if max_idle_rounds is not None and rounds_without_data >= max_idle_rounds:
-                _progress(f"no new data for {rounds_without_data} rounds: stopping "
+                log.info(f"no new data for {rounds_without_data} rounds: stopping "
                           f"({self.cfg.post_write_termination_strategy_class})")
                 return
             self.stop.sleep(self.cfg.min_sync_interval_seconds - (time.monotonic() - started))
@@ -166,7 +164,7 @@ class Streamer:
         batch = self._fetch(checkpoint)
         if batch.data is None and batch.errors is None and batch.checkpoint == checkpoint:
             self.metrics.record_no_data()
-            _progress(f"no new data after checkpoint {checkpoint!r}")
+            log.info(f"no new data after checkpoint {checkpoint!r}")
             return RoundResult(None)
         position = batch.position or f"batch after checkpoint {checkpoint!r}"
         data, transform_errors, check_errors, ordering = None, None, None, None
@@ -198,7 +196,7 @@ class Streamer:
                                   lag_records=batch.lag_records, lag_seconds=batch.lag_seconds,
                                   commit_instant=instant,
                                   commit_time_epoch=parse_instant_time(instant).timestamp())
-        _progress(f"committed {instant}: {written} records from {position}"
+        log.info(f"committed {instant}: {written} records from {position}"
                   f"{f', {errored} to the error table' if errored else ''} in {duration:.1f}s; "
                   f"checkpoint {batch.checkpoint!r}{_lag(batch)}")
         return RoundResult(instant, written + errored, written, errored)
@@ -215,7 +213,7 @@ class Streamer:
         self.metrics.record_batch(records_read=errored, records_written=0, records_errored=errored,
                                   duration_seconds=time.monotonic() - started, lag_records=batch.lag_records,
                                   lag_seconds=batch.lag_seconds, commit_instant=None, commit_time_epoch=None)
-        _progress(f"no records to write from {position} ({errored} bad) and no target table to "
+        log.info(f"no records to write from {position} ({errored} bad) and no target table to "
                   "commit to yet; the checkpoint stays until a batch brings records to create it from")
         return RoundResult(None, errored, 0, errored)
 
@@ -246,7 +244,7 @@ class Streamer:
             except Exception as exc:
                 if attempt == attempts:
                     raise
-                _progress(f"source failed ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
+                log.warning(f"source failed ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
                           f"retry {attempt + 1} of {attempts} in {self.cfg.retry_interval_seconds}s")
                 self.stop.sleep(self.cfg.retry_interval_seconds)
         raise AssertionError("unreachable")
@@ -276,7 +274,7 @@ class Streamer:
                 f"({K.ERROR_TABLE_MAX_ERRORS.key}={max_errors}, {K.ERROR_TABLE_MAX_ERROR_FRACTION.key}="
                 f"{max_fraction}); first: {_describe(errors)}. Nothing was committed")
         if self.error_table is None:
-            _progress(f"--commit-on-errors: dropping {errored} bad records of {position}; first: {_describe(errors)}")
+            log.warning(f"--commit-on-errors: dropping {errored} bad records of {position}; first: {_describe(errors)}")
 
     def _write_errors(self, errors: DataFrame, checkpoint: str | None) -> None:
         try:
@@ -285,7 +283,7 @@ class Streamer:
             if self.error_table.fail_batch_on_write_error:
                 raise StreamerError(f"writing bad records to the error table {self.error_table.base_path} "
                                     f"failed, so the batch is not committed: {exc}") from exc
-            _progress(f"error table write failed; going on ({K.ERROR_TABLE_WRITE_FAILURE_STRATEGY.key}="
+            log.warning(f"error table write failed; going on ({K.ERROR_TABLE_WRITE_FAILURE_STRATEGY.key}="
                       f"LOG_ERROR): {exc}")
 
     def _write_options(self) -> dict[str, str]:
@@ -345,6 +343,3 @@ def _lag(batch: Batch) -> str:
         parts.append(f"{batch.lag_seconds:.0f}s")
     return f"; behind by {', '.join(parts)}" if parts else ""
 
-
-def _progress(message: str) -> None:
-    print(f"[streamer] {message}", file=sys.stderr, flush=True)

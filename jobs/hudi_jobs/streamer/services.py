@@ -11,9 +11,7 @@ from typing import Callable
 from pyspark.sql import SparkSession
 
 from hudi_engine import config as C
-from hudi_engine.api import run_compactions
-from hudi_engine.api import HoodieTable
-from hudi_engine.api import COMPACTION
+from hudi_engine.api import COMPACTION, HoodieTable, run_compactions
 
 
 def compaction_options(table_type: str, continuous: bool, disabled: bool, props: dict[str, str]) -> dict[str, str]:

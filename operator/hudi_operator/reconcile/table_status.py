@@ -8,12 +8,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from hudi_engine import config as C
+from hudi_engine.api import (
+    COMPACTION,
+    NUM_COMMITS_AFTER_LAST_REQUEST,
+    HoodieTable,
+    compaction_due,
+    delta_commits_since_compaction,
+    parse_instant_time,
+    pending_clusterings,
+)
 from hudi_engine.errors import HoodieError
-from hudi_engine.api import NUM_COMMITS_AFTER_LAST_REQUEST, compaction_due
-from hudi_engine.api import delta_commits_since_compaction
-from hudi_engine.api import pending_clusterings
-from hudi_engine.api import HoodieTable
-from hudi_engine.api import COMPACTION, parse_instant_time
 from hudi_jobs.streamer.checkpoint import CommitInfo, resolve_checkpoint
 
 from .conditions import merge, of_phase, timestamp

@@ -96,8 +96,12 @@ if TYPE_CHECKING:  # what type checkers (and readers) see
     from ..services.savepoint import create_savepoint, delete_savepoint, list_savepoints, restore_to_savepoint
     from ..sync import sync_hive
     from ..table.meta_client import HoodieTable
-    from ..table.pending import (delta_commits_since_compaction, pending_clustering_groups,
-                                 pending_compaction_groups, pending_clusterings)
+    from ..table.pending import (
+        delta_commits_since_compaction,
+        pending_clustering_groups,
+        pending_clusterings,
+        pending_compaction_groups,
+    )
     from ..table.properties import read_properties_text
     from ..timeline.instant import COMPACTION, parse_instant_time
     from .writes import write

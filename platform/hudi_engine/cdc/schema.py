@@ -20,9 +20,8 @@ from typing import Any, Mapping
 
 import pyarrow as pa
 
-from ..schema.meta_fields import COMMIT_TIME
-from ..schema.meta_fields import OPERATION_FIELD
 from ..schema.avro import add_meta_fields, to_json
+from ..schema.meta_fields import COMMIT_TIME, OPERATION_FIELD
 
 OP, TS_MS, BEFORE, AFTER, RECORD_KEY = "op", "ts_ms", "before", "after", "record_key"
 INSERT, UPDATE, DELETE = "i", "u", "d"

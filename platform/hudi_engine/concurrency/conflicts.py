@@ -18,12 +18,9 @@ from typing import Iterable, Mapping
 from ..errors import HoodieTimelineError, HoodieWriteConflictError
 from ..file_group.naming import parse_base_file_name, parse_log_file_name
 from ..index.bucket import bucket_of
-from ..table.pending import is_clustering
-from ..table.pending import planned_file_groups
-from ..table.pending import requested_plan
 from ..storage import Storage
-from ..timeline.instant import (CLUSTERING, COMMIT, COMPACTION, DELTA_COMMIT, LOG_COMPACTION, REPLACE_COMMIT,
-                                Instant)
+from ..table.pending import is_clustering, planned_file_groups, requested_plan
+from ..timeline.instant import CLUSTERING, COMMIT, COMPACTION, DELTA_COMMIT, LOG_COMPACTION, REPLACE_COMMIT, Instant
 from ..timeline.timeline import Timeline
 
 GroupId = tuple[str, str]

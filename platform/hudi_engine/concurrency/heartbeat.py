@@ -9,7 +9,6 @@ the LAZY failed-writes policy rolls it back; a live writer's instant is left alo
 from __future__ import annotations
 
 import logging
-
 import threading
 import time
 

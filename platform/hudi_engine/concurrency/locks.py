@@ -16,10 +16,9 @@ write's lock), so nested sections never deadlock.
 """
 from __future__ import annotations
 
-import logging
-
 import datetime as _dt
 import json
+import logging
 import os
 import posixpath
 import random

@@ -14,11 +14,11 @@ import pyarrow.parquet as pq
 from .. import config as C
 from ..bloom import create_bloom_filter
 from ..config import HoodieConfig
-from .naming import PARTITION_METAFILE, base_file_name, partition_metadata_text
 from ..schema.arrow import conform, parquet_codec, repeat_string
 from ..schema.meta_fields import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, META_SCHEMA, RECORD_KEY
 from ..storage import Storage
 from .markers import marker_path
+from .naming import PARTITION_METAFILE, base_file_name, partition_metadata_text
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..bloom import deserialize_bloom_filter
-from ..storage import Storage
 from ..schema.meta_fields import RECORD_KEY
+from ..storage import Storage
 
 RANGE_SCHEMA = pa.schema([("_p", pa.string()), ("_fid", pa.string()), ("_lo", pa.string()), ("_hi", pa.string())])
 MATCH_SCHEMA = pa.schema([("_k", pa.string()), ("_p", pa.string()), ("_fid", pa.string())])

@@ -14,12 +14,18 @@ from __future__ import annotations
 
 import posixpath
 
+from ..metadata_table.reader import table_view
 from ..storage import Storage
 from ..table.meta_client import HoodieTable
 from ..timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT
-from ..metadata_table.reader import table_view
-from .consistent_hashing import COMMIT_SUFFIX, INIT_INSTANT, METADATA_SUFFIX, HashingMetadata, initial_metadata, \
-    timestamp_of
+from .consistent_hashing import (
+    COMMIT_SUFFIX,
+    INIT_INSTANT,
+    METADATA_SUFFIX,
+    HashingMetadata,
+    initial_metadata,
+    timestamp_of,
+)
 
 HASHING_METADATA_DIR = ".hoodie/.bucket_index/consistent_hashing_metadata"
 

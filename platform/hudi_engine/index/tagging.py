@@ -18,8 +18,8 @@ from .. import config as C
 from ..config import HoodieConfig
 from ..file_group.fs_view import FileSlice
 from ..merge.record_merger import DELETE, OP_COLUMN
-from ..storage import Storage
 from ..schema.meta_fields import FILE_NAME, PARTITION_PATH, RECORD_KEY
+from ..storage import Storage
 from .bloom import MATCH_SCHEMA, RANGE_SCHEMA, BaseFileRef, CheckCandidates, KeyRanges
 from .bucket import bucket_ids
 from .consistent_hashing import check_engine, is_consistent_hashing, key_hashes, ring_lookup  # noqa: F401 (re-exported)

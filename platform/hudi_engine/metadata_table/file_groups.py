@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import posixpath
 
+from ..file_group.base_file import ensure_partition_metadata, write_stat
 from ..file_group.log_file import LogWriter
+from ..file_group.markers import marker_path
 from ..file_group.naming import base_file_name
 from ..hfile import write_hfile
 from ..storage import Storage
-from ..file_group.base_file import ensure_partition_metadata, write_stat
-from ..file_group.markers import marker_path
 from .codec import base_file_info, log_blocks
 
 

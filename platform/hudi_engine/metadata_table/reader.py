@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterable
 
+from ..expr.skipping import ColumnRange
 from ..file_group.fs_view import FileSlice, FileSystemView
 from ..file_group.log_scanner import read_valid_blocks
-from ..expr.skipping import ColumnRange
 from ..storage import FileInfo, Storage
 from ..table.meta_client import HoodieTable
 from .codec import base_values, block_values

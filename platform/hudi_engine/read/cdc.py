@@ -18,24 +18,31 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from .. import config as C
-from ..cdc import (QUERY_SCHEMA, CDCSplit, Commit, FileGroupIndex, InferenceCase, LoggingMode, change_rows,
-                   extract_splits)
+from ..cdc import (
+    QUERY_SCHEMA,
+    CDCSplit,
+    Commit,
+    FileGroupIndex,
+    InferenceCase,
+    LoggingMode,
+    change_rows,
+    extract_splits,
+)
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError
 from ..file_group.fs_view import FileSlice
 from ..file_group.log_file import BlockType, data_block_records, read_log_file
 from ..file_group.log_scanner import Visibility
 from ..file_group.naming import parse_base_file_name
+from ..merge.record_merger import MergeSpec
+from ..metadata_table.reader import table_view
 from ..schema.meta_fields import COMMIT_TIME, RECORD_KEY
 from ..storage import Storage
 from ..table.meta_client import HoodieTable
 from ..timeline.avro_models import decode_instant_avro
 from ..timeline.instant import COMPACTION, Instant, State
-from ..merge.record_merger import MergeSpec
 from .file_slice import SliceMerge, read_file_slice
 from .plan import incremental_commits, merge_spec, table_schema
-from ..metadata_table.reader import table_view
-
 
 
 @dataclass(frozen=True)

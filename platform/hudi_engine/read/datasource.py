@@ -17,13 +17,13 @@ from .. import config as C
 from ..cdc import QUERY_SCHEMA
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError
+from ..expr.skipping import predicates
 from ..storage import Storage
 from ..table.meta_client import HoodieTable
 from .cdc import CDCPlan, plan_cdc, split_changes
 from .file_slice import read_file_slice
 from .plan import ReadPlan, is_cdc_query, plan_read
 from .pruning import prune
-from ..expr.skipping import predicates
 
 
 class _SlicePartition(InputPartition):

@@ -13,13 +13,11 @@ from ..file_group.fs_view import FileSlice
 from ..file_group.log_file import BlockType, data_block_records, delete_block_keys
 from ..file_group.log_scanner import Visibility, read_valid_blocks
 from ..keygen import KeyGenerator
-from ..schema.meta_fields import COMMIT_TIME
-from ..storage import Storage
-from ..schema.arrow import conform
-from ..schema.meta_fields import RECORD_KEY
 from ..merge.record_merger import MergeSpec
+from ..schema.arrow import conform
+from ..schema.meta_fields import COMMIT_TIME, RECORD_KEY
+from ..storage import Storage
 from .log_merge import DATA, DELETES, LogPart, merge_slice, unmerged_slice
-
 
 
 @dataclass(frozen=True)

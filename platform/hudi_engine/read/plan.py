@@ -9,21 +9,19 @@ import pyarrow as pa
 from .. import config as C
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError, HoodieTimelineError
+from ..expr.skipping import predicates
 from ..file_group.fs_view import FileSlice
 from ..file_group.log_scanner import Visibility
 from ..keygen import key_generator_from_config
-from ..schema.meta_fields import META_FIELDS
+from ..merge.record_merger import MergeSpec, merge_mode
+from ..metadata_table.reader import table_view
 from ..schema.avro import avro_to_arrow
-from ..table.retention import check_incremental_begin
-from ..table.retention import check_read_instant
+from ..schema.meta_fields import META_FIELDS
 from ..table.meta_client import HoodieTable
-from ..merge.record_merger import merge_mode
+from ..table.retention import check_incremental_begin, check_read_instant
 from ..timeline.instant import Instant, normalize_instant
-from ..merge.record_merger import MergeSpec
 from .file_slice import SliceMerge
 from .pruning import prune
-from ..expr.skipping import predicates
-from ..metadata_table.reader import table_view
 
 
 @dataclass(frozen=True)

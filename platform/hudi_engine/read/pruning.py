@@ -5,20 +5,19 @@ HoodieFileIndex). The decisions are :mod:`.skipping`'s; this module fetches what
 from __future__ import annotations
 
 import logging
-
 import posixpath
 from typing import Sequence
 
 from .. import config as C
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError
+from ..expr.skipping import Predicate, file_may_match, key_lookup
 from ..file_group.fs_view import FileSlice
 from ..keygen import key_generator_from_config
 from ..metadata_table.layout import COLUMN_STATS, RECORD_INDEX
 from ..metadata_table.reader import metadata_reader
 from ..schema.meta_fields import RECORD_KEY
 from ..table.meta_client import HoodieTable
-from ..expr.skipping import Predicate, file_may_match, key_lookup
 
 log = logging.getLogger(__name__)
 

@@ -12,14 +12,13 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 
+from ..expr.skipping import predicates, to_expression
 from ..schema.meta_fields import COMMIT_TIME
 from ..storage import Storage
 from ..table.meta_client import HoodieTable
 from .cdc import read_cdc
 from .file_slice import read_file_slice
 from .plan import ReadPlan, is_cdc_query, plan_read
-from ..expr.skipping import predicates, to_expression
-
 
 
 def read(spark: SparkSession, base_path: str, options: dict | None = None, filters=None) -> DataFrame:

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import logging
 
-
 from .. import config as C
 from ..concurrency.locks import locked_table
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError
+from ..table.archived_timeline import archive_block, entry_for, next_archive_file
 from ..table.meta_client import HoodieTable
 from ..table.retention import archive_folder
-from ..table.archived_timeline import archive_block, entry_for, next_archive_file
 from ..timeline.avro_models import decode_instant_avro
 from ..timeline.instant import CLEAN, Instant, State
 from .archive_plan import instants_to_archive

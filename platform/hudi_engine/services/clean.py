@@ -7,31 +7,36 @@ through ``Storage``.
 """
 from __future__ import annotations
 
-import logging
-
 import datetime as _dt
+import logging
 import posixpath
-from concurrent.futures import ThreadPoolExecutor
 import time
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 
 from .. import config as C
 from ..concurrency.locks import table_lock
 from ..config import HoodieConfig
 from ..file_group.fs_view import FileSystemView, LogFile
 from ..file_group.naming import parse_log_file_name
-from ..transaction.commit import complete
-from ..transaction.metadata.listener import MetadataSync
+from ..metadata_table.reader import table_view
 from ..storage import Storage
 from ..table.meta_client import HoodieTable
-from ..timeline.avro_models import CLEANER_PLAN, decode_instant_avro, encode_instant_avro
-from ..timeline.instant import (CLEAN, COMPACTION, REPLACE_COMMIT, SAVEPOINT, Instant, State,
-                                new_instant_time)
-from .clean_plan import (COMMIT_ACTIONS, Retention, TableState, clean_due, cleaner_plan, earliest_commit_to_retain,
-    files_to_clean)
-from ..table.retention import (KEEP_LATEST_FILE_VERSIONS)
 from ..table.pending import pending_clustering_groups, requested_plan
-from ..metadata_table.reader import table_view
+from ..table.retention import KEEP_LATEST_FILE_VERSIONS
+from ..timeline.avro_models import CLEANER_PLAN, decode_instant_avro, encode_instant_avro
+from ..timeline.instant import CLEAN, COMPACTION, REPLACE_COMMIT, SAVEPOINT, Instant, State, new_instant_time
+from ..transaction.commit import complete
+from ..transaction.metadata.listener import MetadataSync
+from .clean_plan import (
+    COMMIT_ACTIONS,
+    Retention,
+    TableState,
+    clean_due,
+    cleaner_plan,
+    earliest_commit_to_retain,
+    files_to_clean,
+)
 
 log = logging.getLogger(__name__)
 

@@ -15,9 +15,17 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
 from ..file_group.fs_view import FileGroup, FileSlice, LogFile
-from ..timeline.instant import (CLEAN, CLUSTERING, COMMIT, COMPACTION, DELTA_COMMIT, REPLACE_COMMIT,
-                                Instant, format_instant_time)
 from ..table.retention import KEEP_LATEST_BY_HOURS, KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS
+from ..timeline.instant import (
+    CLEAN,
+    CLUSTERING,
+    COMMIT,
+    COMPACTION,
+    DELTA_COMMIT,
+    REPLACE_COMMIT,
+    Instant,
+    format_instant_time,
+)
 
 # The commits timeline Hudi counts for retention (compactions complete as commits).
 COMMIT_ACTIONS = (COMMIT, DELTA_COMMIT, REPLACE_COMMIT)

@@ -12,9 +12,8 @@ inserts to them and refuse updates (see the writer).
 """
 from __future__ import annotations
 
-import logging
-
 import json
+import logging
 import posixpath
 from dataclasses import dataclass
 from functools import reduce
@@ -28,33 +27,45 @@ from .. import config as C
 from ..concurrency.locks import locked_table
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError, HoodieError
+from ..file_group.base_file import BaseFileWriter, WriteContext
 from ..file_group.fs_view import FileSlice
 from ..file_group.log_scanner import Visibility
 from ..file_group.naming import new_file_id, parse_base_file_name, parse_log_file_name
-from ..transaction.transaction import Transaction
-from ..read.file_slice import SliceMerge
-from ..read.plan import ReadPlan, merge_spec, table_schema
-from ..read.reader import scan
-from ..schema.meta_fields import META_FIELDS
-from ..schema.avro import add_meta_fields, arrow_to_avro, to_json
-from ..table.meta_client import HoodieTable
-from ..timeline.avro_models import REQUESTED_REPLACE_METADATA, encode_instant_avro
-from ..timeline.instant import REPLACE_COMMIT, Instant, State, new_instant_time
-from ..file_group.base_file import BaseFileWriter, WriteContext
-from ..timeline.commit_metadata import commit_metadata
-from ..write.tasks import BULK_BUFFER_BYTES
 from ..file_group.tasks import STAT_SCHEMA, stats_batch, task_identity
 from ..index.consistent_hashing import is_consistent_hashing
 from ..index.consistent_meta import has_consistent_metadata
-from .clustering_plan import (clustering_due, commits_since_clustering, is_consistent_bucket_plan, plan_clustering,
-                              sort_columns)
-from .consistent_clustering import (commit_resized, hash_fields_of, prepare_resize, resize_frame, resized_metadata,
-                                    save_resized, schedule_resize)
+from ..metadata_table.reader import table_view
+from ..read.file_slice import SliceMerge
+from ..read.plan import ReadPlan, merge_spec, table_schema
+from ..read.reader import scan
+from ..schema.avro import add_meta_fields, arrow_to_avro, to_json
+from ..schema.meta_fields import META_FIELDS
+from ..table.meta_client import HoodieTable
+from ..table.pending import pending_clustering_groups, pending_clusterings, pending_compaction_groups
+from ..timeline.avro_models import REQUESTED_REPLACE_METADATA, encode_instant_avro
+from ..timeline.commit_metadata import commit_metadata
+from ..timeline.instant import REPLACE_COMMIT, Instant, State, new_instant_time
+from ..transaction.transaction import Transaction
+from ..write.tasks import BULK_BUFFER_BYTES
+from .clustering_plan import (
+    clustering_due,
+    commits_since_clustering,
+    is_consistent_bucket_plan,
+    plan_clustering,
+    sort_columns,
+)
 from .compaction import operation_slice
+from .consistent_clustering import (
+    commit_resized,
+    hash_fields_of,
+    prepare_resize,
+    resize_frame,
+    resized_metadata,
+    save_resized,
+    schedule_resize,
+)
 from .execution import run_pending
 from .layout import CURVE_KEY, LINEAR, curve_key, layout_strategy
-from ..table.pending import pending_clustering_groups, pending_clusterings, pending_compaction_groups
-from ..metadata_table.reader import table_view
 
 log = logging.getLogger(__name__)
 

@@ -17,9 +17,9 @@ from .. import config as C
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError
 from ..file_group.fs_view import FileSlice
-from ..timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant
-from ..table.pending import CLUSTER_OPERATION, slice_metrics
 from ..index.consistent_hashing import is_consistent_hashing
+from ..table.pending import CLUSTER_OPERATION, slice_metrics
+from ..timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant
 from .layout import layout_strategy
 
 CLUSTERING_PLAN_VERSION = 1

@@ -7,9 +7,8 @@ rolled back to requested by the next run and executed again from its plan.
 """
 from __future__ import annotations
 
-import logging
-
 import json
+import logging
 import posixpath
 from dataclasses import dataclass
 from typing import Iterator
@@ -17,34 +16,32 @@ from typing import Iterator
 import pyarrow as pa
 from pyspark.sql import SparkSession
 
+from ..cdc import diff
 from ..concurrency.locks import locked_table
 from ..concurrency.settings import concurrency
 from ..config import HoodieConfig
 from ..errors import HoodieError
+from ..file_group.base_file import BaseFileWriter, WriteContext
 from ..file_group.fs_view import BaseFile, FileSlice, LogFile
 from ..file_group.log_scanner import Visibility
 from ..file_group.naming import parse_log_file_name
+from ..file_group.tasks import STAT_SCHEMA, stats_batch, task_identity
+from ..metadata_table.reader import table_view
 from ..read.file_slice import SliceMerge, slice_rows
 from ..read.log_merge import DELETES
 from ..read.plan import merge_spec, table_schema
-from ..schema.meta_fields import META_FIELDS
-from ..schema.avro import add_meta_fields, arrow_to_avro, to_json
-from ..table.meta_client import HoodieTable
-from ..transaction.transaction import Transaction
-from ..timeline.avro_models import COMPACTION_PLAN, encode_instant_avro
-from ..timeline.instant import (COMMIT, COMPACTION, DELTA_COMMIT, REPLACE_COMMIT, Instant, State,
-                                new_instant_time)
-from ..cdc import diff
-from ..schema.meta_fields import RECORD_KEY
-from ..file_group.base_file import BaseFileWriter, WriteContext
 from ..schema.arrow import conform
-from ..write.cdc_log import cdc_mode, write_cdc_log
+from ..schema.avro import add_meta_fields, arrow_to_avro, to_json
+from ..schema.meta_fields import META_FIELDS, RECORD_KEY
+from ..table.meta_client import HoodieTable
+from ..table.pending import pending_clustering_groups, pending_compaction_groups, requested_plan
+from ..timeline.avro_models import COMPACTION_PLAN, encode_instant_avro
 from ..timeline.commit_metadata import commit_metadata
-from ..file_group.tasks import STAT_SCHEMA, stats_batch, task_identity
+from ..timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, REPLACE_COMMIT, Instant, State, new_instant_time
+from ..transaction.transaction import Transaction
+from ..write.cdc_log import cdc_mode, write_cdc_log
 from .compaction_plan import plan_compaction, should_schedule_compaction
 from .execution import run_pending
-from ..table.pending import pending_clustering_groups, pending_compaction_groups, requested_plan
-from ..metadata_table.reader import table_view
 
 log = logging.getLogger(__name__)
 

@@ -14,8 +14,7 @@ from .. import config as C
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError
 from ..file_group.fs_view import FileSlice
-from ..table.pending import (TOTAL_IO_MB, TOTAL_LOG_FILES_SIZE, compaction_operation,
-                             delta_commits_since_compaction)
+from ..table.pending import TOTAL_IO_MB, TOTAL_LOG_FILES_SIZE, compaction_operation, delta_commits_since_compaction
 from ..timeline.instant import Instant, parse_instant_time
 
 # --- when: trigger strategies (hoodie.compact.inline.trigger.strategy) --------------------------

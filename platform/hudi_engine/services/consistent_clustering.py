@@ -13,7 +13,6 @@ and its re-run overwrites it.
 from __future__ import annotations
 
 import logging
-
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -25,21 +24,31 @@ from pyspark.sql.pandas.types import from_arrow_schema
 from .. import config as C
 from ..config import HoodieConfig
 from ..errors import HoodieError
+from ..file_group.base_file import BaseFileWriter, WriteContext
 from ..file_group.fs_view import FileSlice
-from ..index.consistent_hashing import (CHILD_NODE_KEY, PARTITION_KEY, REPLACE, SEQUENCE_NUMBER_KEY, HashingMetadata,
-                                        Ring, committed_metadata, key_hashes, nodes_from_json, ring_lookup)
+from ..file_group.tasks import STAT_SCHEMA, stats_batch, task_identity
+from ..index.consistent_hashing import (
+    CHILD_NODE_KEY,
+    PARTITION_KEY,
+    REPLACE,
+    SEQUENCE_NUMBER_KEY,
+    HashingMetadata,
+    Ring,
+    committed_metadata,
+    key_hashes,
+    nodes_from_json,
+    ring_lookup,
+)
 from ..index.consistent_meta import commit_marker, load_metadata, save_metadata
+from ..metadata_table.reader import table_view
 from ..read.file_slice import SliceMerge
 from ..read.plan import ReadPlan
 from ..read.reader import scan
-from ..table.meta_client import HoodieTable
-from ..timeline.instant import DELTA_COMMIT
 from ..schema.meta_fields import RECORD_KEY
-from ..file_group.base_file import BaseFileWriter, WriteContext
-from ..file_group.tasks import STAT_SCHEMA, stats_batch, task_identity
-from .consistent_clustering_plan import plan_consistent_clustering
+from ..table.meta_client import HoodieTable
 from ..table.pending import pending_clustering_groups
-from ..metadata_table.reader import table_view
+from ..timeline.instant import DELTA_COMMIT
+from .consistent_clustering_plan import plan_consistent_clustering
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,6 @@ two jobs never both take one plan.
 from __future__ import annotations
 
 import logging
-
 from typing import Any, Callable, Iterable
 
 from ..concurrency.heartbeat import Heartbeat, heartbeat_expired

@@ -15,15 +15,24 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from ..errors import HoodieError
+from ..metadata_table.reader import table_view
 from ..table.meta_client import HoodieTable
-from ..timeline.avro_models import (RESTORE_PLAN, decode_instant_avro, encode_instant_avro)
-from ..timeline.instant import (CLUSTERING, COMPACTION, LOG_COMPACTION, RESTORE, SAVEPOINT,
-                                WRITE_ACTIONS, Instant, State, new_instant_time)
+from ..table.retention import check_read_instant
+from ..timeline.avro_models import RESTORE_PLAN, decode_instant_avro, encode_instant_avro
+from ..timeline.instant import (
+    CLUSTERING,
+    COMPACTION,
+    LOG_COMPACTION,
+    RESTORE,
+    SAVEPOINT,
+    WRITE_ACTIONS,
+    Instant,
+    State,
+    new_instant_time,
+)
 from ..transaction.commit import complete
 from ..transaction.recovery import rollback_failed_writes
 from ..transaction.restore import execute_restore
-from ..table.retention import check_read_instant
-from ..metadata_table.reader import table_view
 
 # What a restore rolls back: every write, and compactions/clusterings pending or done.
 _RESTORED_ACTIONS = WRITE_ACTIONS + (COMPACTION, LOG_COMPACTION, CLUSTERING)

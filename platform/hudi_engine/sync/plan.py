@@ -10,9 +10,19 @@ import pyarrow as pa
 
 from ..schema.meta_fields import META_FIELDS
 from .errors import HiveSyncError, TableOwnershipError
-from .hive_schema import (INPUT_FORMAT, OUTPUT_FORMAT, REALTIME_INPUT_FORMAT, SERDE, SPARK_PROVIDER,
-                          SPARK_SCHEMA_PREFIX, Column, hive_columns, spark_serde_properties,
-                          spark_table_properties, split_partition_keys)
+from .hive_schema import (
+    INPUT_FORMAT,
+    OUTPUT_FORMAT,
+    REALTIME_INPUT_FORMAT,
+    SERDE,
+    SPARK_PROVIDER,
+    SPARK_SCHEMA_PREFIX,
+    Column,
+    hive_columns,
+    spark_serde_properties,
+    spark_table_properties,
+    split_partition_keys,
+)
 from .settings import SyncSettings, TargetTable
 
 LAST_COMMIT_TIME_SYNC = "last_commit_time_sync"

@@ -20,8 +20,17 @@ from ..file_group.log_file import UNKNOWN_WRITE_TOKEN, BlockType, HeaderKey, Log
 from ..file_group.log_file.format import BLOCK_CONTENT_VERSION
 from ..storage import Storage
 from ..timeline import avro_models as am
-from ..timeline.instant import (CLEAN, COMMIT, COMPACTION, DELTA_COMMIT, REPLACE_COMMIT, ROLLBACK, SAVEPOINT,
-    Instant, State)
+from ..timeline.instant import (
+    CLEAN,
+    COMMIT,
+    COMPACTION,
+    DELTA_COMMIT,
+    REPLACE_COMMIT,
+    ROLLBACK,
+    SAVEPOINT,
+    Instant,
+    State,
+)
 
 ARCHIVE_PREFIX = ".commits_.archive."
 _INT = struct.Struct(">i")

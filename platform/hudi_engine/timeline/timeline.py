@@ -8,8 +8,7 @@ from typing import Iterable
 from ..errors import HoodieTimelineError
 from ..storage import Storage
 from .avro_models import parse_commit_metadata
-from .instant import (CLUSTERING, COMPACTION, LOG_COMPACTION, WRITE_ACTIONS, Instant, State,
-                      parse_instant_file_name)
+from .instant import CLUSTERING, COMPACTION, LOG_COMPACTION, WRITE_ACTIONS, Instant, State, parse_instant_file_name
 
 META_DIR = ".hoodie"
 _STARTS_TIMELINE = WRITE_ACTIONS + (COMPACTION, LOG_COMPACTION, CLUSTERING)

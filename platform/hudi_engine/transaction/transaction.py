@@ -14,8 +14,17 @@ import logging
 from contextlib import contextmanager
 from typing import Callable, Iterable, Iterator
 
-from ..concurrency.conflicts import (IN_FLIGHT, Conflict, GroupId, Touch, candidates, conflict_error,
-                                     find_conflicts, markers_of, touch_of)
+from ..concurrency.conflicts import (
+    IN_FLIGHT,
+    Conflict,
+    GroupId,
+    Touch,
+    candidates,
+    conflict_error,
+    find_conflicts,
+    markers_of,
+    touch_of,
+)
 from ..concurrency.heartbeat import Heartbeat, heartbeat_expired
 from ..concurrency.locks import locked_table, table_lock
 from ..concurrency.settings import Concurrency, concurrency

@@ -6,8 +6,8 @@ import pyarrow as pa
 
 from .. import config as C
 from ..cdc import LoggingMode, cdc_data_block, cdc_records, cdc_schema_json, cdc_write_token
-from ..file_group.log_file import LogWriter
 from ..file_group.base_file import WriteContext
+from ..file_group.log_file import LogWriter
 from .log_append import append_marked, block_chunks
 
 

@@ -10,13 +10,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import config as C
+from ..file_group.base_file import WriteContext, ensure_partition_metadata, write_stat
 from ..file_group.fs_view import FileSlice
 from ..file_group.log_file import LogWriter, avro_data_block, delete_block, parquet_data_block
-from ..schema.meta_fields import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, PARTITION_PATH, RECORD_KEY
-from ..file_group.base_file import WriteContext, ensure_partition_metadata, write_stat
-from ..schema.arrow import conform, repeat_string
 from ..file_group.markers import marker_path
 from ..merge.record_merger import OP_COLUMN, MergeSpec, deduplicate, is_delete
+from ..schema.arrow import conform, repeat_string
+from ..schema.meta_fields import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, PARTITION_PATH, RECORD_KEY
 
 
 @dataclass(frozen=True)

@@ -13,17 +13,17 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .. import config as C
+from ..cdc import written as cdc_changes
 from ..errors import HoodieValidationError
+from ..file_group.base_file import BaseFileWriter, WriteContext
 from ..file_group.naming import new_file_id
 from ..file_group.tasks import stats_batch, task_identity
-from ..cdc import written as cdc_changes
 from ..keygen import KeyGenerator
-from ..schema.meta_fields import PARTITION_PATH, RECORD_KEY
-from ..file_group.base_file import BaseFileWriter, WriteContext
+from ..merge.record_merger import OP_COLUMN, MergeSpec, merge
 from ..schema.arrow import conform, repeat_string
+from ..schema.meta_fields import PARTITION_PATH, RECORD_KEY
 from .cdc_log import cdc_mode, write_cdc_log
 from .log_append import AppendFileGroup
-from ..merge.record_merger import OP_COLUMN, MergeSpec, merge
 from .planner import Target
 
 TARGET = "_hoodie_target"

@@ -16,8 +16,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...schema.avro import avro_to_arrow
 from ...schema.arrow import conform
+from ...schema.avro import avro_to_arrow
 from .avro_schema import nullable_branch, parse_schema, resolve
 
 BINARY = pa.large_binary()

@@ -11,8 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ...config import PARQUET_COMPRESSION
+from ...schema.arrow import conform, parquet_codec
 from ...schema.avro import avro_to_arrow
-from ...schema.arrow import parquet_codec, conform
 from .block import LogBlock
 from .format import BlockType, HeaderKey
 

@@ -13,11 +13,17 @@ import pyarrow.parquet as pq
 
 from ...bloom import FOOTER_KEY, TYPE_CODE_KEY
 from ...file_group.naming import parse_base_file_name
-from ...storage import Storage
 from ...metadata_table.layout import BLOOM_FILTERS, COLUMN_STATS, FILES
-from ...metadata_table.records import (bloom_filter_record, bloom_filter_tombstone, column_stats_tombstone,
-    files_record, partition_list_record)
+from ...metadata_table.records import (
+    bloom_filter_record,
+    bloom_filter_tombstone,
+    column_stats_tombstone,
+    files_record,
+    partition_list_record,
+)
 from ...metadata_table.stats import column_stats_records, parquet_column_ranges
+from ...storage import Storage
+
 
 class Changes:
     """Metadata records of one instant, by metadata partition."""

@@ -14,16 +14,16 @@ import pyarrow as pa
 from ... import config as C
 from ...config import HoodieConfig
 from ...file_group.fs_view import FileSlice
-from ...table.meta_client import HoodieTable
-from ...timeline.avro_models import COMPACTION_PLAN, encode_instant_avro
-from ...timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, WRITE_ACTIONS, Instant, State
-from ...timeline.commit_metadata import commit_metadata
-from ...table.pending import compaction_operation, delta_commits_since_compaction
 from ...metadata_table.codec import SCHEMA_JSON, split
-from ..commit import complete
 from ...metadata_table.file_groups import write_base
 from ...metadata_table.layout import COMPACTION_SUFFIX, RECORD_INDEX
 from ...metadata_table.reader import SliceReader
+from ...table.meta_client import HoodieTable
+from ...table.pending import compaction_operation, delta_commits_since_compaction
+from ...timeline.avro_models import COMPACTION_PLAN, encode_instant_avro
+from ...timeline.commit_metadata import commit_metadata
+from ...timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, WRITE_ACTIONS, Instant, State
+from ..commit import complete
 
 KEEP_SLICES = 2      # the newest base and the one before it, for readers still on the old one
 

@@ -9,9 +9,8 @@ deletes it, as Hudi does. Partitions are built one at a time and listed in the d
 """
 from __future__ import annotations
 
-import logging
-
 import json
+import logging
 import math
 from dataclasses import dataclass
 from typing import Iterator
@@ -23,26 +22,43 @@ from ...config import HoodieConfig
 from ...errors import HoodieConfigError
 from ...file_group.fs_view import FileSystemView
 from ...file_group.naming import parse_base_file_name, parse_log_file_name
-from ...schema.meta_fields import META_FIELDS, RECORD_KEY
+from ...metadata_table.codec import SCHEMA_JSON, combine_batch, split
+from ...metadata_table.file_groups import write_base, write_log
+from ...metadata_table.keys import (
+    ALL_PARTITIONS_KEY,
+    PARTITION_TYPES,
+    file_group_id,
+    file_group_index,
+    file_group_index_of_id,
+    file_group_indexes,
+)
+from ...metadata_table.layout import (
+    BLOOM_FILTERS,
+    COLUMN_STATS,
+    FILES,
+    RECORD_INDEX,
+    create_mdt,
+    delete_mdt,
+    init_instant,
+    mdt_storage,
+    open_mdt,
+    set_table_partitions,
+    wanted_partitions,
+)
+from ...metadata_table.reader import table_view
+from ...metadata_table.records import encode, partitions_of, record_index_record
 from ...schema.avro import avro_to_arrow
+from ...schema.meta_fields import META_FIELDS, RECORD_KEY
 from ...storage import Storage
 from ...table.meta_client import PROPERTIES_FILE, HoodieTable
 from ...table.properties import read_properties_text
-from ...timeline.instant import DELTA_COMMIT, Instant, State
 from ...timeline.commit_metadata import commit_metadata
+from ...timeline.instant import DELTA_COMMIT, Instant, State
 from ..commit import complete
 from ..rollback import rollback
 from .changes import Changes, clean_changes, commit_changes, rollback_changes
-from ...metadata_table.codec import SCHEMA_JSON, combine_batch, split
 from .compaction import compact_if_due
-from ...metadata_table.file_groups import write_base, write_log
-from ...metadata_table.keys import (ALL_PARTITIONS_KEY, PARTITION_TYPES, file_group_id, file_group_index,
-    file_group_index_of_id, file_group_indexes)
-from ...metadata_table.records import encode, partitions_of, record_index_record
-from ...metadata_table.layout import (BLOOM_FILTERS, COLUMN_STATS, FILES, RECORD_INDEX, create_mdt, delete_mdt,
-    init_instant, mdt_storage, open_mdt, set_table_partitions, wanted_partitions)
 from .record_index import key_changes, snapshot_locations, written_files
-from ...metadata_table.reader import table_view
 
 log = logging.getLogger(__name__)
 

@@ -69,4 +69,4 @@ bench-lookup: env
 	$(BIN)/python -m benchmarks.lookup
 
 clean:
-	rm -rf $(VENV) .pytest_cache demo-lakehouse
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .import_linter_cache .grimp_cache demo-lakehouse

@@ -26,6 +26,10 @@ class _StderrHandler(logging.StreamHandler):
     def stream(self, _value) -> None:
         pass
 
+    def emit(self, record: logging.LogRecord) -> None:
+        progress.before_message()
+        super().emit(record)
+
 
 def show_progress(*loggers: str, level: int = logging.INFO) -> None:
     """Print the messages of the engine (and of ``loggers``, e.g. a job's package) at ``level``

@@ -5,10 +5,15 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import Callable, TextIO
+from typing import Protocol, TextIO
 
-# what, tasks done, tasks known so far (stages appear as the job runs, so the total can grow)
-Sink = Callable[[str, int, int], None]
+
+class Sink(Protocol):
+    """Told how far a piece of work is: tasks done of the tasks known so far (stages appear as a
+    job runs, so the total can grow); ``final`` once the work is over."""
+
+    def __call__(self, what: str, done: int, total: int, final: bool = False) -> None: ...
+
 
 _sink: Sink | None = None
 
@@ -24,9 +29,15 @@ def sink() -> Sink | None:
     return _sink
 
 
+def before_message() -> None:
+    """A log message is about to be printed: end a bar drawn halfway, so the two do not share a line."""
+    if isinstance(_sink, TerminalBar):
+        _sink.break_line()
+
+
 class TerminalBar:
     """``[hudi] upsert 20261125...: [#########...........]  18/40 tasks``, redrawn in place; a
-    line is finished when its work is done or another one starts."""
+    line is finished when its work is over, another one starts, or a log message comes."""
 
     def __init__(self, stream: TextIO | None = None, width: int = 30):
         self._stream = stream
@@ -38,7 +49,7 @@ class TerminalBar:
     def stream(self) -> TextIO:
         return self._stream or sys.stderr
 
-    def __call__(self, what: str, done: int, total: int) -> None:
+    def __call__(self, what: str, done: int, total: int, final: bool = False) -> None:
         with self._lock:
             if self._current is not None and self._current != what:
                 self.stream.write("\n")
@@ -46,15 +57,23 @@ class TerminalBar:
             bar = "#" * filled + "." * (self.width - filled)
             self.stream.write(f"\r[hudi] {what}: [{bar}] {done:>4}/{total} tasks")
             self._current = what
-            if total and done >= total:
+            if final:
                 self.stream.write("\n")
                 self._current = None
             self.stream.flush()
 
+    def break_line(self) -> None:
+        with self._lock:
+            if self._current is not None:
+                self.stream.write("\n")
+                self.stream.flush()
+                self._current = None
+
 
 class SparkTaskProgress:
     """Polls Spark's status tracker for the tasks of one job group and reports them to the sink,
-    from a daemon thread, until stopped (then once more, with the final count)."""
+    from a daemon thread, until stopped; then once more as final (every task done, unless the work
+    failed)."""
 
     def __init__(self, spark, group: str, what: str, report: Sink, interval_s: float = 0.5):
         self.tracker = spark.sparkContext.statusTracker()
@@ -67,10 +86,10 @@ class SparkTaskProgress:
         self._thread.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, kind, exc, tb) -> None:
         self._stop.set()
         self._thread.join()
-        self._poll(final=True)
+        self._poll(final=True, failed=exc is not None)
 
     def counts(self) -> tuple[int, int]:
         """(tasks completed, tasks) over every stage of the group's jobs so far."""
@@ -84,13 +103,13 @@ class SparkTaskProgress:
                     total += stage.numTasks
         return done, total
 
-    def _poll(self, final: bool = False) -> None:
+    def _poll(self, final: bool = False, failed: bool = False) -> None:
         done, total = self.counts()
-        if final:
+        if final and not failed:
             done = total       # skipped stages never run their tasks
-        if total and (done, total) != self._last:
+        if total and (final or (done, total) != self._last):
             self._last = (done, total)
-            self.report(self.what, done, total)
+            self.report(self.what, done, total, final)
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval_s):

@@ -20,9 +20,7 @@ from ..table.meta_client import HoodieTable
 from ..table.retention import check_read_instant
 from ..timeline.avro_models import RESTORE_PLAN, decode_instant_avro, encode_instant_avro
 from ..timeline.instant import (
-    CLUSTERING,
-    COMPACTION,
-    LOG_COMPACTION,
+    FILE_WRITING_ACTIONS,
     RESTORE,
     SAVEPOINT,
     WRITE_ACTIONS,
@@ -33,9 +31,6 @@ from ..timeline.instant import (
 from ..transaction.commit import complete
 from ..transaction.recovery import rollback_failed_writes
 from ..transaction.restore import execute_restore
-
-# What a restore rolls back: every write, and compactions/clusterings pending or done.
-_RESTORED_ACTIONS = WRITE_ACTIONS + (COMPACTION, LOG_COMPACTION, CLUSTERING)
 
 
 @dataclass(frozen=True)
@@ -117,7 +112,8 @@ def schedule_restore(table: HoodieTable, instant_time: str) -> Instant:
                           f"(hudictl savepoint delete), a restore would leave them pointing at nothing")
     table = rollback_failed_writes(table)
     timeline = table.timeline
-    doomed = [i for i in reversed(timeline.filter(_RESTORED_ACTIONS, after=instant_time))]
+    # Every write, and compactions/clusterings pending or done.
+    doomed = [i for i in reversed(timeline.filter(FILE_WRITING_ACTIONS, after=instant_time))]
     plan = {"instantsToRollback": [{"commitTime": i.timestamp, "action": i.action} for i in doomed],
             "version": 2, "savepointToRestoreTimestamp": instant_time}
     return timeline.create_requested(

@@ -31,6 +31,8 @@ ACTIONS = (COMMIT, DELTA_COMMIT, REPLACE_COMMIT, CLUSTERING, COMPACTION, LOG_COM
            ROLLBACK, SAVEPOINT, RESTORE, INDEXING, SCHEMA_COMMIT)
 # Actions whose completion adds data files that readers must see.
 WRITE_ACTIONS = (COMMIT, DELTA_COMMIT, REPLACE_COMMIT)
+# Actions that write data files: the writes and the table services that rewrite file groups.
+FILE_WRITING_ACTIONS = WRITE_ACTIONS + (COMPACTION, LOG_COMPACTION, CLUSTERING)
 # Pending actions that complete under another action's name.
 _COMPLETES_AS = {COMPACTION: COMMIT, LOG_COMPACTION: DELTA_COMMIT, CLUSTERING: REPLACE_COMMIT}
 

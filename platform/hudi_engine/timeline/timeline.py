@@ -8,10 +8,9 @@ from typing import Iterable
 from ..errors import HoodieTimelineError
 from ..storage import Storage
 from .avro_models import parse_commit_metadata
-from .instant import CLUSTERING, COMPACTION, LOG_COMPACTION, WRITE_ACTIONS, Instant, State, parse_instant_file_name
+from .instant import FILE_WRITING_ACTIONS, WRITE_ACTIONS, Instant, State, parse_instant_file_name
 
 META_DIR = ".hoodie"
-_STARTS_TIMELINE = WRITE_ACTIONS + (COMPACTION, LOG_COMPACTION, CLUSTERING)
 
 
 @dataclass(frozen=True)
@@ -58,7 +57,7 @@ class Timeline:
         """Where the active timeline starts: its first write or table service that writes files.
         Files of older instants completed and were archived (Hudi's isBeforeTimelineStarts);
         cleans, rollbacks, restores and savepoints do not count."""
-        return next((i.timestamp for i in self.instants if i.action in _STARTS_TIMELINE), None)
+        return next((i.timestamp for i in self.instants if i.action in FILE_WRITING_ACTIONS), None)
 
     @property
     def last_instant_time(self) -> str | None:

@@ -10,9 +10,7 @@ from typing import Protocol
 from ..file_group.markers import marker_dir
 from ..table.meta_client import HoodieTable
 from ..timeline.commit_metadata import encode_completed
-from ..timeline.instant import CLUSTERING, COMPACTION, LOG_COMPACTION, WRITE_ACTIONS, Instant
-
-_WRITES_FILES = WRITE_ACTIONS + (COMPACTION, LOG_COMPACTION, CLUSTERING)
+from ..timeline.instant import FILE_WRITING_ACTIONS, Instant
 
 
 class CommitListener(Protocol):
@@ -27,6 +25,6 @@ def complete(table: HoodieTable, instant: Instant, metadata: dict,
     if listener is not None:
         listener.before_complete(table, instant, metadata)
     done = table.timeline.complete(instant, encode_completed(instant.action, metadata))
-    if instant.action in _WRITES_FILES:
+    if instant.action in FILE_WRITING_ACTIONS:
         table.storage.delete_dir(marker_dir(instant.timestamp))
     return done

@@ -7,6 +7,7 @@ group and waits until none of its tasks is active before it rolls back.
 """
 from __future__ import annotations
 
+import threading
 import time
 from contextlib import contextmanager
 from typing import Iterator
@@ -28,7 +29,7 @@ def job_group(spark: SparkSession, group: str, description: str) -> Iterator[Non
         if report is None:
             yield
         else:
-            with progress.SparkTaskProgress(spark, group, description.removeprefix("hudi "), report):
+            with SparkTaskProgress(spark, group, description.removeprefix("hudi "), report):
                 yield
     finally:
         for key, value in previous.items():
@@ -42,13 +43,59 @@ def cancel_and_wait(spark: SparkSession, group: str, timeout_s: float = 120.0) -
     tracker = sc.statusTracker()
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        active = 0
-        for job_id in tracker.getJobIdsForGroup(group):
-            info = tracker.getJobInfo(job_id)
-            for stage_id in (info.stageIds if info else []):
-                stage = tracker.getStageInfo(stage_id)
-                active += stage.numActiveTasks if stage else 0
-        if active == 0:
+        if not any(stage.numActiveTasks for stage in _stages(tracker, group)):
             return True
         time.sleep(0.2)
     return False
+
+
+def _stages(tracker, group: str) -> Iterator:
+    """Spark's stage infos of every job in the group so far."""
+    for job_id in tracker.getJobIdsForGroup(group):
+        info = tracker.getJobInfo(job_id)
+        for stage_id in (info.stageIds if info else []):
+            stage = tracker.getStageInfo(stage_id)
+            if stage is not None:
+                yield stage
+
+
+class SparkTaskProgress:
+    """Polls Spark's status tracker for the tasks of one job group and reports them to the sink,
+    from a daemon thread, until stopped; then once more as final (every task done, unless the work
+    failed)."""
+
+    def __init__(self, spark, group: str, what: str, report: progress.Sink, interval_s: float = 0.5):
+        self.tracker = spark.sparkContext.statusTracker()
+        self.group, self.what, self.report, self.interval_s = group, what, report, interval_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"progress-{group}", daemon=True)
+        self._last: tuple[int, int] | None = None
+
+    def __enter__(self) -> "SparkTaskProgress":
+        self._thread.start()
+        return self
+
+    def __exit__(self, kind, exc, tb) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._poll(final=True, failed=exc is not None)
+
+    def counts(self) -> tuple[int, int]:
+        """(tasks completed, tasks) over every stage of the group's jobs so far."""
+        stages = list(_stages(self.tracker, self.group))
+        return sum(s.numCompletedTasks for s in stages), sum(s.numTasks for s in stages)
+
+    def _poll(self, final: bool = False, failed: bool = False) -> None:
+        done, total = self.counts()
+        if final and not failed:
+            done = total       # skipped stages never run their tasks
+        if total and (final or (done, total) != self._last):
+            self._last = (done, total)
+            self.report(self.what, done, total, final)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            try:
+                self._poll()
+            except Exception:       # the tracker is best effort; the work itself must not fail
+                time.sleep(self.interval_s)

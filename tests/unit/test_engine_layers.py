@@ -56,3 +56,13 @@ def test_the_public_api_resolves_every_name_and_imports_without_spark():
     assert result.returncode == 0, result.stderr
     count, missing = result.stdout.split(" ", 1)
     assert int(count) > 30 and missing.strip() == "[]"
+
+
+def test_the_api_names_type_checkers_see_are_the_names_it_exports():
+    """``api`` lists its names twice (the lazy map, the ``TYPE_CHECKING`` imports): they agree."""
+    tree = ast.parse((ENGINE / "api" / "__init__.py").read_text())
+    exports = next(ast.literal_eval(n.value) for n in tree.body
+                   if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "_EXPORTS")
+    block = next(n for n in tree.body if isinstance(n, ast.If) and getattr(n.test, "id", "") == "TYPE_CHECKING")
+    typed = {alias.asname or alias.name for node in block.body for alias in node.names}
+    assert typed == set(exports)

@@ -704,10 +704,6 @@ def example_resources() -> ResourceSet:
     return ResourceSet.from_documents(docs, "default")
 
 
-needs_examples = pytest.mark.skipif(not EXAMPLES.is_dir(), reason="no operator/examples yet")
-
-
-@needs_examples
 def test_every_example_pipeline_plans_into_valid_objects():
     resources = example_resources()
     assert len(resources.pipelines) >= 4
@@ -715,7 +711,6 @@ def test_every_example_pipeline_plans_into_valid_objects():
         check_manifests(resources.plan_pipeline(pipeline_resource, SETTINGS))
 
 
-@needs_examples
 def test_every_example_table_plans_into_valid_objects():
     resources = example_resources()
     problems = []

@@ -8,7 +8,10 @@ from pyspark.sql import SparkSession
 
 
 def job_spark_session(app_name: str) -> SparkSession:
+    from hudi_engine.spark import local_spark, register
+
     if os.environ.get("PYSPARK_GATEWAY_PORT") or SparkSession.getActiveSession() is not None:
-        return SparkSession.builder.getOrCreate()
-    from hudi_engine.spark import local_spark
+        spark = SparkSession.builder.getOrCreate()
+        register(spark)
+        return spark
     return local_spark(app_name)

@@ -36,3 +36,8 @@ class HoodieClusteringUpdateError(HoodieError):
 class HoodieCorruptFileError(HoodieError, ValueError):
     """A data file (an HFile, ...) is truncated or not in its format; the message names the file
     and the offset where reading failed."""
+
+
+class HoodieStorageError(HoodieError, OSError):
+    """Storage refused or could not be reached: the message names the URI and what to check
+    (endpoint, bucket, credentials)."""

@@ -1,5 +1,7 @@
 """A local SparkSession set up for the engine: Python workers run this interpreter (so they can
-import the engine and pyarrow) and the ``hudi`` data source is registered."""
+import the engine and pyarrow) and the ``hudi`` data source is registered. ``register`` does the
+latter (and takes the session's ``spark.hadoop.fs.*`` storage settings) for any other session;
+``spark_opens`` and ``parquet_frame`` read files on storage Spark's Hadoop layer cannot open."""
 from __future__ import annotations
 
 import os
@@ -8,6 +10,9 @@ import sys
 from pyspark.sql import SparkSession
 
 from .read.datasource import register
+from .spark_files import parquet_frame, spark_opens
+
+__all__ = ["local_spark", "parquet_frame", "register", "spark_opens"]
 
 
 def local_spark(app_name: str = "hudi-engine", cores: int | None = None, memory: str = "2g",

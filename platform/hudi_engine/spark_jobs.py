@@ -14,7 +14,14 @@ from typing import Iterator
 
 from pyspark.sql import SparkSession
 
-from . import progress
+from . import progress, storage
+
+def configure_storage(spark: SparkSession, options: dict | None = None) -> None:
+    """Storage settings for this process, as Hadoop's configuration would hold them: the
+    session's ``spark.hadoop.fs.*``, then any ``fs.*`` among a read's or write's options."""
+    storage.configure(spark.conf.getAll)
+    storage.configure(options)
+
 
 _GROUP_PROPERTIES = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
 

@@ -23,6 +23,7 @@ from typing import Iterable, Iterator, Mapping
 
 import fastavro
 import pyarrow as pa
+import pyarrow.parquet as pq
 from fastavro.read import SchemaResolutionError
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -32,6 +33,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 from hudi_engine.api import avro_to_arrow
 from hudi_engine.config import HoodieConfig
 from hudi_engine.errors import HoodieConfigError, HoodieValidationError
+from hudi_engine.spark import parquet_frame, spark_opens
 from hudi_engine.storage import Storage
 
 from ..keys import files as K
@@ -40,6 +42,7 @@ from ..schema_provider import spark_struct
 from .avro_values import arrow_values
 from .base import MESSAGE, RAW_RECORD, REASON, SOURCE_POSITION, Batch, ErrorReason
 from .file_selection import SourceFile, select, source_files
+from .text_lines import LINE, VALUE, lines_frame
 
 # Helper columns of the reads; ``data`` never carries them.
 CORRUPT = "_hoodie_streamer_corrupt_record"
@@ -63,7 +66,7 @@ class _DFSSource(ABC):
             raise HoodieConfigError(
                 f"{K.INPUT_SELECTOR.key}={selector} is not supported; leave it unset (files are picked "
                 f"by modification time, as by Hudi's {K.DFS_PATH_SELECTOR})")
-        self.storage = Storage(self.root)
+        self.storage = Storage(self.root, props)
         self.schema_avro = schema_avro
 
     def fetch(self, spark: SparkSession, checkpoint: str | None, limit: int) -> Batch:
@@ -87,16 +90,26 @@ class _DFSSource(ABC):
         """Paths Spark opens literally: its readers would expand glob characters in file names."""
         return [_GLOB_CHARS.sub(r"\\\1", self.storage.uri(f.path)) for f in files]
 
+    def _lines(self, spark: SparkSession, files: tuple[SourceFile, ...], encoding: str = "utf-8") -> DataFrame:
+        """The files' non-blank lines read through Arrow, where Spark cannot open the storage."""
+        return lines_frame(spark, self.storage, [f.path for f in files],
+                           [_position(self.storage, f.path) for f in files], POSITION, encoding)
+
 
 class JsonDFSSource(_DFSSource):
     """JSON lines, one record per line (gzip files too); the schema is inferred over the batch's
     files when no source schema is given."""
 
     def _read(self, spark, files):
-        paths = self._spark_paths(files)
-        schema = spark_struct(self.schema_avro) if self.schema_avro else _infer_json(spark, paths)
-        lines = (spark.read.text(paths).where(F.trim("value") != "")
-                 .select("value", _spark_file_position().alias(POSITION)))
+        if spark_opens(spark, self.storage):
+            paths = self._spark_paths(files)
+            schema = spark_struct(self.schema_avro) if self.schema_avro else _infer_json(spark.read, paths)
+            lines = (spark.read.text(paths).where(F.trim("value") != "")
+                     .select("value", _spark_file_position().alias(POSITION)))
+        else:
+            lines = self._lines(spark, files).select(VALUE, POSITION)
+            schema = (spark_struct(self.schema_avro) if self.schema_avro
+                      else _infer_json(spark.read, _values(lines)))
         parsed = lines.select("*", F.from_json("value", _with_corrupt(schema), _PERMISSIVE).alias("r"))
         row = F.col("r")
         bad = row.isNull() | row.getField(CORRUPT).isNotNull()
@@ -127,17 +140,16 @@ class CsvDFSSource(_DFSSource):
         return super().fetch(spark, checkpoint, limit)
 
     def _read(self, spark, files):
-        paths = self._spark_paths(files)
+        on_spark = spark_opens(spark, self.storage)
+        lines = None if on_spark else self._lines(spark, files, self.options.get("encoding", "utf-8"))
         if self.schema_avro:
             schema = spark_struct(self.schema_avro)
         else:
-            schema = spark.read.options(**{"inferSchema": "true", **self.options}).csv(paths).schema
+            source = self._spark_paths(files) if on_spark else _values(lines)
+            schema = spark.read.options(**{"inferSchema": "true", **self.options}).csv(source).schema
         if not schema.fields:       # only blank lines: no records
             return None, None
-        rows = (spark.read.options(**self.options).option("columnNameOfCorruptRecord", CORRUPT)
-                .schema(_with_corrupt(schema)).csv(paths)
-                .select("*", _spark_file_position().alias(POSITION))
-                .persist())
+        rows = (self._spark_rows(spark, files, schema) if on_spark else self._parsed(lines, schema)).persist()
         self._cached = rows
         data = rows.where(F.col(CORRUPT).isNull()).drop(CORRUPT, POSITION)
         # The partial row names what did read: the other columns are missing or of the wrong type.
@@ -150,17 +162,59 @@ class CsvDFSSource(_DFSSource):
             message.alias(MESSAGE), F.col(POSITION).alias(SOURCE_POSITION))
         return data, errors
 
+    def _spark_rows(self, spark, files, schema: StructType) -> DataFrame:
+        return (spark.read.options(**self.options).option("columnNameOfCorruptRecord", CORRUPT)
+                .schema(_with_corrupt(schema)).csv(self._spark_paths(files))
+                .select("*", _spark_file_position().alias(POSITION)))
+
+    def _parsed(self, lines: DataFrame, schema: StructType) -> DataFrame:
+        """Lines read through Arrow, parsed as Spark's CSV reader parses them (``from_csv`` takes
+        the same options); header and comment lines are dropped here, as that reader does."""
+        options = {k: v for k, v in self.options.items() if k not in _FILE_ONLY_CSV_OPTIONS}
+        if str(self.options.get("multiLine", "false")).lower() == "true":
+            raise HoodieConfigError(
+                f"{K.CSV_OPTIONS['multiLine'].key}=true needs Spark's own file reader, which cannot open "
+                f"{self.storage.base_uri} (pyspark has no S3A connector); add hadoop-aws to the session "
+                "or keep records on one line")
+        drop = (F.col(LINE) == 0) if str(self.options.get("header", "false")).lower() == "true" else F.lit(False)
+        if self.options.get("comment"):
+            drop = drop | F.col(VALUE).startswith(self.options["comment"])
+        mode = options.get("mode", "PERMISSIVE").upper()
+        parsed = F.from_csv(VALUE, _with_corrupt(schema).toDDL(),
+                            {**options, "mode": "PERMISSIVE" if mode == "DROPMALFORMED" else mode,
+                             "columnNameOfCorruptRecord": CORRUPT})
+        rows = lines.where(~drop).select(parsed.alias("r"), F.col(POSITION)).select("r.*", POSITION)
+        return rows.where(F.col(CORRUPT).isNull()) if mode == "DROPMALFORMED" else rows
+
+
+# CSV reader options about files rather than values: handled when the lines are read.
+_FILE_ONLY_CSV_OPTIONS = ("header", "inferSchema", "samplingRatio", "enforceSchema", "encoding", "comment",
+                          "multiLine")
+
 
 class ParquetDFSSource(_DFSSource):
     """Parquet files, read with Spark's Parquet reader; schemas of the batch's files merged."""
 
     def _read(self, spark, files):
+        if not spark_opens(spark, self.storage):
+            return parquet_frame(spark, self.storage, [f.path for f in files], self._arrow_schema(files)), None
         reader = spark.read
         if self.schema_avro:
             reader = reader.schema(spark_struct(self.schema_avro))
         else:
             reader = reader.option("mergeSchema", str(self.cfg.get(K.PARQUET_MERGE_SCHEMA)).lower())
         return reader.parquet(*self._spark_paths(files)), None
+
+    def _arrow_schema(self, files: tuple[SourceFile, ...]) -> pa.Schema:
+        """The source schema, else the files' merged (or, as Spark does without mergeSchema, the
+        first file's) schema from their footers."""
+        if self.schema_avro:
+            return to_arrow_schema(spark_struct(self.schema_avro))
+        chosen = files if self.cfg.get(K.PARQUET_MERGE_SCHEMA) else files[:1]
+        storage = self.storage
+        with ThreadPoolExecutor(_HEADER_READERS) as pool:
+            schemas = list(pool.map(lambda f: pq.read_schema(storage.full(f.path), filesystem=storage.fs), chosen))
+        return pa.unify_schemas(schemas, promote_options="permissive")
 
 
 class AvroDFSSource(_DFSSource):
@@ -178,7 +232,7 @@ class AvroDFSSource(_DFSSource):
                          + [StructField(c, StringType()) for c in (ERROR_REASON, ERROR_MESSAGE, POSITION)])
         count = len(files)
         indexes = spark.range(count, numPartitions=max(1, min(count, spark.sparkContext.defaultParallelism * 4)))
-        decode = _DecodeAvroFiles(self.root, [f.path for f in files], self.schema_avro, to_arrow_schema(out))
+        decode = _DecodeAvroFiles(self.storage, [f.path for f in files], self.schema_avro, to_arrow_schema(out))
         rows = indexes.mapInArrow(decode, out)
         failed = F.col(ERROR_REASON).isNotNull()
         # No column at all (no file of the batch is readable Avro): no data rows to give.
@@ -202,9 +256,14 @@ def _quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def _infer_json(spark: SparkSession, paths: list[str]) -> StructType:
-    inferred = spark.read.option("columnNameOfCorruptRecord", CORRUPT).json(paths).schema
+def _infer_json(reader, paths_or_lines) -> StructType:
+    inferred = reader.option("columnNameOfCorruptRecord", CORRUPT).json(paths_or_lines).schema
     return StructType([f for f in inferred.fields if f.name != CORRUPT])
+
+
+def _values(lines: DataFrame):
+    """The lines as the RDD of strings Spark's JSON and CSV readers infer a schema from."""
+    return lines.select(VALUE).rdd.map(lambda row: row[0])
 
 
 def _json_problem(schema: StructType, parsed: Column, line: Column) -> tuple[Column, Column]:
@@ -280,11 +339,11 @@ class _DecodeAvroFiles:
     """Executor side: each task decodes the files whose indexes it receives into ``out`` batches
     (data columns, then error reason, message and position, set only on a file's error row)."""
 
-    def __init__(self, root: str, paths: list[str], reader_schema: str | None, out: pa.Schema):
-        self.root, self.paths, self.reader_schema, self.out = root, paths, reader_schema, out
+    def __init__(self, storage: Storage, paths: list[str], reader_schema: str | None, out: pa.Schema):
+        self.storage, self.paths, self.reader_schema, self.out = storage, paths, reader_schema, out
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        storage = Storage(self.root)
+        storage = self.storage
         reader_schema = json.loads(self.reader_schema) if self.reader_schema else None
         for batch in batches:
             for index in batch.column(0).to_pylist():

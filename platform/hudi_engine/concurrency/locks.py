@@ -102,13 +102,13 @@ class FileSystemLockProvider(LockProvider):
     @classmethod
     def for_table(cls, base_path: str, cfg: HoodieConfig, purpose: str = "") -> "FileSystemLockProvider":
         configured = cfg.get_str(C.LOCK_FILESYSTEM_PATH)
-        lock_dir = Storage(configured).full("") if configured else Storage(base_path).full(AUX_DIR)
         storage = Storage(configured or base_path)
         if not storage.is_local:
             raise HoodieConfigError(
                 f"{C.FS_LOCK_PROVIDER} needs a file system that creates files atomically; "
-                f"{configured or base_path} is on {storage.fs.type_name}. Use {C.ZK_LOCK_PROVIDER}, or "
-                f"point {C.LOCK_FILESYSTEM_PATH.key} at a local or shared POSIX folder")
+                f"{configured or base_path} is on an object store or remote file system. Use "
+                f"{C.ZK_LOCK_PROVIDER}, or point {C.LOCK_FILESYSTEM_PATH.key} at a local or shared POSIX folder")
+        lock_dir = storage.full("" if configured else AUX_DIR)
         expire = cfg.get(C.LOCK_FILESYSTEM_EXPIRE)
         if expire < 0:
             raise HoodieConfigError(f"{C.LOCK_FILESYSTEM_EXPIRE.key}={expire} must be 0 (never) or more minutes")

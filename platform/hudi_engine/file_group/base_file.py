@@ -69,7 +69,7 @@ class BaseFileWriter:
         self._seq = 0
         self.num_written = 0
         self._started = time.monotonic()
-        self._stream = storage.fs.open_output_stream(storage.full(self.path))
+        self._stream = storage.open_output(self.path)
         self._writer = pq.ParquetWriter(
             self._stream, ctx.file_schema,
             compression=parquet_codec(cfg.get_str(C.PARQUET_COMPRESSION)),

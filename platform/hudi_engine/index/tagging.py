@@ -19,6 +19,7 @@ from ..config import HoodieConfig
 from ..file_group.fs_view import FileSlice
 from ..merge.record_merger import DELETE, OP_COLUMN
 from ..schema.meta_fields import FILE_NAME, PARTITION_PATH, RECORD_KEY
+from ..spark_files import parquet_frame
 from ..storage import Storage
 from .bloom import MATCH_SCHEMA, RANGE_SCHEMA, BaseFileRef, CheckCandidates, KeyRanges
 from .bucket import bucket_ids
@@ -28,6 +29,7 @@ SIMPLE, GLOBAL_SIMPLE, BLOOM, GLOBAL_BLOOM, BUCKET = "SIMPLE", "GLOBAL_SIMPLE", 
 RECORD_INDEX = "RECORD_INDEX"
 GLOBAL_INDEXES = (GLOBAL_SIMPLE, GLOBAL_BLOOM, RECORD_INDEX)
 BUCKET_COLUMN = "_hoodie_bucket"
+_KEY_COLUMNS = pa.schema([(RECORD_KEY, pa.string()), (PARTITION_PATH, pa.string()), (FILE_NAME, pa.string())])
 
 
 def index_type(cfg: HoodieConfig) -> str:
@@ -57,7 +59,7 @@ def stored_locations(spark: SparkSession, storage: Storage, slices: list[FileSli
         return None
     if index_type(cfg) in (BLOOM, GLOBAL_BLOOM):
         return _bloom_matches(spark, storage, refs, incoming, cfg).withColumnRenamed("_fid", target)
-    return (spark.read.parquet(*[storage.uri(r.path) for r in refs])
+    return (parquet_frame(spark, storage, [r.path for r in refs], _KEY_COLUMNS)
             .select(F.col(RECORD_KEY).alias("_k"), F.col(PARTITION_PATH).alias("_p"),
                     F.substring_index(F.col(FILE_NAME), "_", 1).alias(target)))
 

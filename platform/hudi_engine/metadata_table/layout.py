@@ -7,7 +7,6 @@ compaction) are a completed data instant's time (or the zero time) plus a three-
 """
 from __future__ import annotations
 
-import posixpath
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -29,7 +28,7 @@ KEYGEN = "org.apache.hudi.metadata.HoodieTableMetadataKeyGenerator"
 
 
 def mdt_storage(table: HoodieTable) -> Storage:
-    return Storage(posixpath.join(table.base_path, MDT_DIR))
+    return table.storage.child(MDT_DIR)
 
 
 def wanted_partitions(cfg: HoodieConfig) -> list[str]:
@@ -88,7 +87,7 @@ def mdt_properties(table: HoodieTable) -> dict[str, str]:
 
 def open_mdt(table: HoodieTable) -> HoodieTable | None:
     storage = mdt_storage(table)
-    return HoodieTable.load(storage.base_uri) if storage.exists(PROPERTIES_FILE) else None
+    return HoodieTable.load(storage) if storage.exists(PROPERTIES_FILE) else None
 
 
 def create_mdt(table: HoodieTable) -> HoodieTable:
@@ -103,7 +102,7 @@ def delete_mdt(table: HoodieTable) -> HoodieTable:
     """Hudi drops the metadata table when a write turns it off; a later write with it on rebuilds it."""
     storage = mdt_storage(table)
     if storage.exists(""):
-        storage.fs.delete_dir(storage.root)
+        storage.delete_dir("")
     return set_table_partitions(table, []) if table_partitions(table) or table.props.get(
         C.TABLE_METADATA_PARTITIONS_INFLIGHT.key) else table
 

@@ -54,7 +54,7 @@ def record_index_locations(spark, storage: Storage, keys, target: str):
     from .layout import RECORD_INDEX
     from .reader import MetadataReader
 
-    reader = MetadataReader(HoodieTable.load(storage.base_uri))
+    reader = MetadataReader(HoodieTable.load(storage))
     if not reader.has(RECORD_INDEX):
         raise HoodieConfigError(f"table at {storage.base_uri} has no complete record index in its metadata "
                                 "table; write once with hoodie.metadata.enable=true to build it")

@@ -85,7 +85,7 @@ def read_cdc(spark: SparkSession, table: HoodieTable, options: dict | None = Non
         return spark.createDataFrame([], schema)
     count = len(plan.groups)
     indexes = spark.range(count, numPartitions=max(1, min(count, spark.sparkContext.defaultParallelism * 4)))
-    return indexes.mapInArrow(_ReadChanges(table.base_path, plan), schema)
+    return indexes.mapInArrow(_ReadChanges(table.storage, plan), schema)
 
 
 def cdc_batches(spark: SparkSession, base_path: str, begin: str = "0",
@@ -106,11 +106,11 @@ def cdc_batches(spark: SparkSession, base_path: str, begin: str = "0",
 class _ReadChanges:
     """Executor side: the change rows of the file groups whose indexes a task receives."""
 
-    def __init__(self, base_path: str, plan: CDCPlan):
-        self.base_path, self.plan = base_path, plan
+    def __init__(self, storage: Storage, plan: CDCPlan):
+        self.storage, self.plan = storage, plan
 
     def __call__(self, batches):
-        storage = Storage(self.base_path)
+        storage = self.storage
         for batch in batches:
             for index in batch.column(0).to_pylist():
                 for split in self.plan.groups[index]:

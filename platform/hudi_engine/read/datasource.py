@@ -18,7 +18,8 @@ from ..cdc import QUERY_SCHEMA
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError
 from ..expr.skipping import predicates
-from ..storage import Storage
+from ..spark_jobs import configure_storage
+from ..storage import Storage, storage_settings
 from ..table.meta_client import HoodieTable
 from .cdc import CDCPlan, plan_cdc, split_changes
 from .file_slice import read_file_slice
@@ -32,6 +33,10 @@ class _SlicePartition(InputPartition):
 
 
 class HudiDataSource(DataSource):
+    # The session's storage settings (spark.hadoop.fs.*) as of register(): the source is planned in
+    # a Python worker that cannot read the session's conf.
+    session_settings: dict[str, str] = {}
+
     @classmethod
     def name(cls) -> str:
         return "hudi"
@@ -41,8 +46,8 @@ class HudiDataSource(DataSource):
             path = self.options.get("path")
             if not path:
                 raise HoodieConfigError('spark.read.format("hudi") needs a path: .load("<base path>")')
-            table = HoodieTable.load(path)
             options = dict(self.options)
+            table = HoodieTable.load(Storage(path, {**self.session_settings, **options}))
             plan = plan_cdc(table, options) if is_cdc_query(options) else plan_read(table, options)
             self._cached_plan = (table, plan)
         return self._cached_plan
@@ -54,13 +59,13 @@ class HudiDataSource(DataSource):
     def reader(self, schema) -> DataSourceReader:
         table, plan = self._plan()
         if isinstance(plan, CDCPlan):
-            return _CDCReader(table.base_path, plan)
-        return _HudiReader(table.base_path, plan, dict(self.options))
+            return _CDCReader(table.storage, plan)
+        return _HudiReader(table.storage, plan, dict(self.options))
 
 
 class _HudiReader(DataSourceReader):
-    def __init__(self, base_path: str, plan: ReadPlan, options: dict | None = None):
-        self.base_path = base_path
+    def __init__(self, storage: Storage, plan: ReadPlan, options: dict | None = None):
+        self.storage = storage
         self.plan = plan
         self.options = options or {}
 
@@ -72,7 +77,7 @@ class _HudiReader(DataSourceReader):
         if preds and self.plan.commit_times is None:
             cfg = HoodieConfig(self.options)
             latest = cfg.get_str(C.AS_OF_INSTANT) is None
-            slices = prune(HoodieTable.load(self.base_path), self.plan.slices,
+            slices = prune(HoodieTable.load(self.storage), self.plan.slices,
                            predicates(preds, self.plan.schema), cfg, latest)
             self.plan = replace(self.plan, slices=tuple(slices))
         return filters
@@ -85,7 +90,7 @@ class _HudiReader(DataSourceReader):
         if partition.value < 0:
             return
         file_slice = self.plan.slices[partition.value]
-        table = read_file_slice(Storage(self.base_path), file_slice, self.plan.schema,
+        table = read_file_slice(self.storage, file_slice, self.plan.schema,
                                 self.plan.commit_times, self.plan.merge)
         yield from table.to_batches()
 
@@ -93,8 +98,8 @@ class _HudiReader(DataSourceReader):
 class _CDCReader(DataSourceReader):
     """One Spark partition per file group's CDC splits."""
 
-    def __init__(self, base_path: str, plan: CDCPlan):
-        self.base_path = base_path
+    def __init__(self, storage: Storage, plan: CDCPlan):
+        self.storage = storage
         self.plan = plan
 
     def partitions(self):
@@ -103,9 +108,8 @@ class _CDCReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if partition.value < 0:
             return
-        storage = Storage(self.base_path)
         for split in self.plan.groups[partition.value]:
-            yield from split_changes(storage, self.plan, split).to_batches()
+            yield from split_changes(self.storage, self.plan, split).to_batches()
 
 
 _OPS = {"EqualTo": "=", "GreaterThan": ">", "GreaterThanOrEqual": ">=", "LessThan": "<",
@@ -130,4 +134,7 @@ def register(spark: SparkSession) -> None:
     # The reader prunes slices with the filters Spark pushes; Spark refuses a reader that can take
     # filters while Python filter pushdown is off (its default).
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
-    spark.dataSource.register(HudiDataSource)
+    configure_storage(spark)
+    settings = storage_settings(spark.conf.getAll)
+    # A subclass made here is pickled by value, settings and all, into the worker that plans reads.
+    spark.dataSource.register(type("HudiDataSource", (HudiDataSource,), {"session_settings": settings}))

@@ -1,6 +1,7 @@
 """``read(spark, base_path, options)``: Hudi queries as Spark DataFrames.
 
-Base files with nothing to merge are plain parquet, so Spark's own vectorized reader scans them;
+Base files with nothing to merge are plain parquet, so Spark's own vectorized reader scans them
+where its Hadoop layer opens the storage (Arrow does elsewhere: :mod:`hudi_engine.spark_files`);
 file slices with log files are merged by one task each, in Arrow (:mod:`.file_slice`). The plan
 (which files, which commit window, how to merge) is Hudi's and comes from :mod:`.plan`.
 """
@@ -14,6 +15,8 @@ from pyspark.sql.pandas.types import from_arrow_schema
 
 from ..expr.skipping import predicates, to_expression
 from ..schema.meta_fields import COMMIT_TIME
+from ..spark_files import parquet_frame
+from ..spark_jobs import configure_storage
 from ..storage import Storage
 from ..table.meta_client import HoodieTable
 from .cdc import read_cdc
@@ -25,6 +28,7 @@ def read(spark: SparkSession, base_path: str, options: dict | None = None, filte
     """A query of the table. ``filters``: ``(column, op, value)`` triples (as hudi-rs takes them),
     all of which rows must satisfy; they also prune what is read (partitions, and with the metadata
     table, file groups by record index and files by column stats)."""
+    configure_storage(spark, options)
     table = HoodieTable.load(base_path)
     if is_cdc_query(options):
         return read_cdc(spark, table, options)
@@ -41,8 +45,7 @@ def scan(spark: SparkSession, table: HoodieTable, plan: ReadPlan) -> DataFrame:
     if not plan.base_paths:
         return df if df is not None else spark.createDataFrame([], schema)
     for read_schema, casts, paths in _scan_groups(table, plan):
-        part = spark.read.schema(from_arrow_schema(read_schema)).parquet(
-            *[table.storage.uri(p) for p in paths])
+        part = parquet_frame(spark, table.storage, paths, read_schema)
         if casts:
             part = part.select(*[F.col(f.name).cast(schema[f.name].dataType).alias(f.name)
                                  if f.name in casts else F.col(f.name) for f in plan.schema])
@@ -55,11 +58,11 @@ def scan(spark: SparkSession, table: HoodieTable, plan: ReadPlan) -> DataFrame:
 class _ReadSlices:
     """Executor side of a merged scan: each task reads the slices whose indexes it receives."""
 
-    def __init__(self, base_path: str, plan: ReadPlan):
-        self.base_path, self.plan = base_path, plan
+    def __init__(self, storage: Storage, plan: ReadPlan):
+        self.storage, self.plan = storage, plan
 
     def __call__(self, batches):
-        storage, plan = Storage(self.base_path), self.plan
+        storage, plan = self.storage, self.plan
         slices = plan.merged_slices
         for batch in batches:
             for index in batch.column(0).to_pylist():
@@ -70,7 +73,7 @@ class _ReadSlices:
 def _merged_scan(spark: SparkSession, table: HoodieTable, plan: ReadPlan) -> DataFrame:
     count = len(plan.merged_slices)
     indexes = spark.range(count, numPartitions=max(1, min(count, spark.sparkContext.defaultParallelism * 4)))
-    return indexes.mapInArrow(_ReadSlices(table.base_path, plan), from_arrow_schema(plan.schema))
+    return indexes.mapInArrow(_ReadSlices(table.storage, plan), from_arrow_schema(plan.schema))
 
 
 def _scan_groups(table: HoodieTable, plan: ReadPlan) -> list[tuple[pa.Schema, set[str], list[str]]]:

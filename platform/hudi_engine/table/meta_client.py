@@ -41,8 +41,10 @@ class HoodieTable:
         return Storage(base_path).exists(PROPERTIES_FILE)
 
     @classmethod
-    def load(cls, base_path: str) -> "HoodieTable":
-        storage = Storage(base_path)
+    def load(cls, base_path: "str | Storage") -> "HoodieTable":
+        """The table at ``base_path`` (a URI, or a :class:`Storage` carrying its settings)."""
+        storage = base_path if isinstance(base_path, Storage) else Storage(base_path)
+        base_path = storage.base_uri
         try:
             props = read_properties_text(storage.read_text(PROPERTIES_FILE))
         except FileNotFoundError:

@@ -58,7 +58,7 @@ def _rollback_requests(table: HoodieTable, instant: Instant) -> list[dict]:
         name = posixpath.basename(path)
         parsed = parse_base_file_name(name) or parse_log_file_name(name)
         file_id = parsed.file_id if parsed else ""
-        by_group[(posixpath.dirname(path), file_id)].append(storage.full(path))
+        by_group[(posixpath.dirname(path), file_id)].append(storage.uri(path))
     requests = [{"partitionPath": partition, "fileId": "", "latestBaseInstant": "",
                  "filesToBeDeleted": files, "logBlocksToBeDeleted": {}}
                 for (partition, _), files in sorted(by_group.items())]
@@ -93,14 +93,15 @@ def execute_rollback(table: HoodieTable, rollback_instant: Instant, plan: dict, 
     target = plan["instantToRollback"]
     partitions: dict[str, dict] = {}
     deleted_total = 0
-    root = storage.root.rstrip("/") + "/"
+    # Plans name files by URI (older ones of ours by path inside the filesystem).
+    roots = (storage.uri("").rstrip("/") + "/", storage.root.rstrip("/") + "/")
     for request in plan["RollbackRequests"]:
         partition = request["partitionPath"]
         entry = partitions.setdefault(partition, {
             "partitionPath": partition, "successDeleteFiles": [], "failedDeleteFiles": [],
             "rollbackLogFiles": {}, "logFilesFromFailedCommit": {}})
         for full in request["filesToBeDeleted"]:
-            rel = full[len(root):] if full.startswith(root) else full
+            rel = next((full[len(r):] for r in roots if full.startswith(r)), full)
             storage.delete(rel)  # already gone after an earlier, interrupted attempt is fine
             entry["successDeleteFiles"].append(full)
             deleted_total += 1

@@ -1,0 +1,70 @@
+"""Parquet files as a Spark DataFrame on any storage the engine can open.
+
+pyspark ships Hadoop's client without the S3A connector or a cloud SDK, so Spark's own reader only
+opens what its Hadoop layer has a filesystem for (local files, and whatever the user's session
+adds). Elsewhere the files are read in the executors through ``pyarrow.fs``: one task per file
+batch, a row group at a time.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Iterator
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.pandas.types import from_arrow_schema
+
+from .schema.arrow import conform
+from .storage import Storage
+
+log = logging.getLogger(__name__)
+
+_known: dict[str, bool] = {}
+
+
+def spark_opens(spark: SparkSession, storage: Storage) -> bool:
+    """Whether the session's Hadoop layer has a filesystem for ``storage``'s scheme."""
+    if storage.is_local:
+        return True
+    scheme = storage.base_uri.split("://", 1)[0]
+    if scheme not in _known:
+        jvm = spark.sparkContext._jvm
+        try:
+            jvm.org.apache.hadoop.fs.FileSystem.getFileSystemClass(
+                scheme, spark.sparkContext._jsc.hadoopConfiguration())
+            _known[scheme] = True
+        except Exception:   # Py4JJavaError: UnsupportedFileSystemException
+            _known[scheme] = False
+        log.debug("Spark %s open %s:// itself", "can" if _known[scheme] else "cannot", scheme)
+    return _known[scheme]
+
+
+def parquet_frame(spark: SparkSession, storage: Storage, paths: list[str], schema: pa.Schema) -> DataFrame:
+    """The rows of the parquet files at ``paths`` (relative to ``storage``) in ``schema``'s columns;
+    a column a file lacks reads as nulls."""
+    if spark_opens(spark, storage):
+        return spark.read.schema(from_arrow_schema(schema)).parquet(*[storage.uri(p) for p in paths])
+    count = len(paths)
+    indexes = spark.range(count, numPartitions=max(1, min(count, spark.sparkContext.defaultParallelism * 4)))
+    return indexes.mapInArrow(ReadParquetFiles(storage, tuple(paths), schema), from_arrow_schema(schema))
+
+
+class ReadParquetFiles:
+    """Executor side: the files whose indexes a task receives, a row group at a time."""
+
+    def __init__(self, storage: Storage, paths: tuple[str, ...], schema: pa.Schema):
+        self.storage, self.paths, self.schema = storage, paths, schema
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for index in batch.column(0).to_pylist():
+                yield from self.read(self.paths[index])
+
+    def read(self, rel: str) -> Iterator[pa.RecordBatch]:
+        storage = self.storage
+        with storage.fs.open_input_file(storage.full(rel)) as raw:
+            parquet = pq.ParquetFile(raw)
+            columns = [f.name for f in self.schema if f.name in parquet.schema_arrow.names]
+            for group in range(parquet.num_row_groups):
+                yield from conform(parquet.read_row_group(group, columns=columns), self.schema).to_batches()

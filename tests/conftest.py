@@ -58,19 +58,28 @@ def base_path(request, tmp_path):
     as Hadoop users write it), for the scenarios that must hold on both. The session finds the
     server as a user's would: ``spark.hadoop.fs.s3a.*`` in its conf."""
     if request.param == "local":
-        return str(tmp_path / "table")
-    return f"s3a://{request.getfixturevalue('s3_session')}/table"
+        yield str(tmp_path / "table")
+        return
+    bucket = request.getfixturevalue("s3_session")
+    yield f"s3a://{bucket}/table"
+    assert request.getfixturevalue("s3_server").directory_markers(bucket) == [], \
+        "the engine wrote directory-marker objects"
 
 
 @pytest.fixture
 def s3_session(spark, s3_server, s3_bucket):
-    """The test session configured for the S3 server (``spark.hadoop.fs.s3a.*``); the bucket's name."""
+    """The test session configured for the S3 server; the bucket's name."""
+    configure_session(spark, s3_server)
+    return s3_bucket
+
+
+def configure_session(spark, s3_server) -> None:
+    """``spark.hadoop.fs.s3a.*`` in the session's conf, as a user would reach an S3 store."""
     from hudi_engine.spark import register
 
     for key, value in s3_server.options().items():
         spark.conf.set(f"spark.hadoop.{key}", value)
     register(spark)
-    return s3_bucket
 
 
 def unzip_fixture(relative: str, dest: Path) -> Path:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -177,6 +178,12 @@ def _start(job, module: str, job_config: str, job_dir: Path, secrets_dir: Path) 
     env = dict(os.environ)
     prefix = "spark.kubernetes.driverEnv."
     env.update({k[len(prefix):]: v for k, v in app.get("sparkConf", {}).items() if k.startswith(prefix)})
+    # The Hadoop settings (spark.hadoop.*: how to reach the table's store) reach the local session
+    # as spark-submit's --conf would give them; the rest of the sparkConf is the cluster's.
+    hadoop = [arg for k, v in app.get("sparkConf", {}).items() if k.startswith("spark.hadoop.")
+              for arg in ("--conf", f"{k}={v}")]
+    if hadoop:
+        env["PYSPARK_SUBMIT_ARGS"] = shlex.join([*hadoop, "pyspark-shell"])
     for source in app["driver"].get("envFrom", ()):
         env.update(_secret_env(secrets_dir, source["secretRef"]["name"]))
     # its own session: Ctrl-C reaches hudictl only, which passes one SIGTERM on (a second one

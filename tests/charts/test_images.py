@@ -16,6 +16,15 @@ def test_spark_image_is_the_pinned_pyspark_version_with_java_17():
     assert base == f"docker.io/library/spark:{PINS['pyspark']}-scala2.13-java17-python3-ubuntu"
 
 
+def test_spark_image_adds_the_s3a_connector_of_pysparks_hadoop():
+    """hadoop-aws must match the Hadoop client Spark runs (pyspark ships the same as the image)."""
+    import pyspark
+
+    (jar,) = Path(pyspark.__file__).parent.glob("jars/hadoop-client-api-*.jar")
+    hadoop = jar.name.removeprefix("hadoop-client-api-").removesuffix(".jar")
+    assert re.findall(r"^ARG HADOOP_VERSION=(\S+)$", (ROOT / "jobs" / "Dockerfile").read_text(), re.M) == [hadoop]
+
+
 def test_images_install_the_wheel_and_pin_nothing_themselves():
     for dockerfile in (ROOT / "jobs" / "Dockerfile", ROOT / "operator" / "Dockerfile"):
         text = dockerfile.read_text()

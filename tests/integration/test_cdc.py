@@ -40,23 +40,23 @@ def summary(row):
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 @pytest.mark.parametrize("mode", MODES + [None])
-def test_three_commits_give_the_same_changes_in_every_mode(spark, table_path, table_type, mode):
-    c1, c2, c3 = three_commits(spark, write, table_path, cdc_options(table_type, mode))
+def test_three_commits_give_the_same_changes_in_every_mode(spark, base_path, table_type, mode):
+    c1, c2, c3 = three_commits(spark, write, base_path, cdc_options(table_type, mode))
     expected = sorted([
         ("i", c1, None, ("jack", "apple", c1)), ("i", c1, None, ("sarah", "orange", c1)),
         ("i", c1, None, ("john", "pineapple", c1)),
         ("u", c2, ("jack", "apple", c1), ("jack", "banana", c2)),
         ("d", c3, ("john", "pineapple", c1), None)])
-    assert changes(spark, table_path) == expected
+    assert changes(spark, base_path) == expected
     via_source = spark.read.format("hudi").options(**{
         "hoodie.datasource.query.type": "incremental", "hoodie.datasource.query.incremental.format": "cdc",
-        "hoodie.datasource.read.begin.instanttime": "0"}).load(table_path)
+        "hoodie.datasource.read.begin.instanttime": "0"}).load(base_path)
     assert sorted(summary(r.asDict()) for r in via_source.collect()) == expected
     # Split into two windows, the union is the same.
-    assert sorted(changes(spark, table_path, "0", c1) + changes(spark, table_path, c1, c3)) == expected
+    assert sorted(changes(spark, base_path, "0", c1) + changes(spark, base_path, c1, c3)) == expected
     # Commit by commit, for a pipeline feeding another table.
     batches = [(instant, sorted(summary(r.asDict()) for r in df.collect()))
-               for instant, df in cdc_batches(spark, table_path)]
+               for instant, df in cdc_batches(spark, base_path)]
     assert [b[0] for b in batches] == [c1, c2, c3]
     assert sorted(row for _, rows in batches for row in rows) == expected
 

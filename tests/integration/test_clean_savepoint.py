@@ -6,7 +6,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
@@ -41,78 +40,79 @@ def agree(spark, path, expected):
 
 
 def data_files(path) -> set[str]:
-    return {p.name for p in Path(path, "eu").iterdir() if not p.name.startswith(".hoodie")}
+    names = (f.path.rsplit("/", 1)[-1] for f in Storage(str(path)).list("eu"))
+    return {n for n in names if not n.startswith(".hoodie")}
 
 
 def instants(path, action):
     return [i for i in HoodieTable.load(path).timeline.instants if i.action == action]
 
 
-def test_inline_clean_keeps_the_window_and_time_travel_outside_it_fails(spark, table_path):
-    commits = [upsert(spark, table_path, [("jack", f), ("sarah", "kiwi")], n, **RETAIN_1)
+def test_inline_clean_keeps_the_window_and_time_travel_outside_it_fails(spark, base_path):
+    commits = [upsert(spark, base_path, [("jack", f), ("sarah", "kiwi")], n, **RETAIN_1)
                for n, f in enumerate(["apple", "banana", "cherry", "date"], 1)]
-    files = data_files(table_path)
+    files = data_files(base_path)
     # retained=1: the latest slice and the one a query at the last commit... is the same slice
     assert {f.rsplit("_", 1)[-1].split(".")[0] for f in files if f.endswith(".parquet")} <= set(commits[-2:])
     assert not any(c in f for f in files for c in commits[:2])
-    cleans = [i for i in instants(table_path, CLEAN) if i.is_completed]
+    cleans = [i for i in instants(base_path, CLEAN) if i.is_completed]
     assert cleans
-    meta = decode_instant_avro(HoodieTable.load(table_path).timeline.read_details(cleans[-1]))
+    meta = decode_instant_avro(HoodieTable.load(base_path).timeline.read_details(cleans[-1]))
     assert meta["policy"] == "KEEP_LATEST_COMMITS" and meta["earliestCommitToRetain"] == commits[-1]
-    agree(spark, table_path, [("jack", "date"), ("sarah", "kiwi")])
+    agree(spark, base_path, [("jack", "date"), ("sarah", "kiwi")])
     with pytest.raises(HoodieTimelineError, match=f"earliest instant still queryable is {commits[-1]}"):
-        read(spark, table_path, {"as.of.instant": commits[0]}).collect()
-    assert state(spark, table_path, **{"as.of.instant": commits[-1]}) == [("jack", "date"), ("sarah", "kiwi")]
-    assert rows(hudi_rs_read(table_path, as_of=commits[-1]), COLS) == [("jack", "date"), ("sarah", "kiwi")]
+        read(spark, base_path, {"as.of.instant": commits[0]}).collect()
+    assert state(spark, base_path, **{"as.of.instant": commits[-1]}) == [("jack", "date"), ("sarah", "kiwi")]
+    assert rows(hudi_rs_read(base_path, as_of=commits[-1]), COLS) == [("jack", "date"), ("sarah", "kiwi")]
 
 
-def test_mor_clean_removes_compacted_slices(spark, table_path):
+def test_mor_clean_removes_compacted_slices(spark, base_path):
     mor = {"hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.compact.inline": "true",
            "hoodie.compact.inline.max.delta.commits": "2", "hoodie.clean.automatic": "false"}
     for n, fruit in enumerate(["apple", "banana", "cherry", "date", "fig"], 1):
-        upsert(spark, table_path, [("jack", fruit)], n, **mor)
-    before = data_files(table_path)
+        upsert(spark, base_path, [("jack", fruit)], n, **mor)
+    before = data_files(base_path)
     assert len([f for f in before if f.endswith(".parquet")]) >= 2
-    done = run_clean(HoodieTable.load(table_path),
+    done = run_clean(HoodieTable.load(base_path),
                      {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
                       "hoodie.cleaner.fileversions.retained": "1"}, spark)
     assert len(done) == 1
-    after = data_files(table_path)
+    after = data_files(base_path)
     [base] = [f for f in after if f.endswith(".parquet")]
     assert after < before
     base_instant = base.rsplit("_", 1)[-1][:-len(".parquet")]
     assert any(".log." in f for f in before - after)                         # old slices' logs went too
     assert all(f.split("_")[1].split(".")[0] >= base_instant for f in after if ".log." in f)
-    agree(spark, table_path, [("jack", "fig")])
+    agree(spark, base_path, [("jack", "fig")])
 
 
-def test_savepoint_survives_cleaning_and_restore_brings_it_back(spark, table_path):
-    upsert(spark, table_path, [("jack", "apple"), ("sarah", "kiwi")], 1, **RETAIN_1)
-    c2 = upsert(spark, table_path, [("jack", "banana")], 2, **RETAIN_1)
-    at_savepoint = state(spark, table_path)
-    create_savepoint(HoodieTable.load(table_path), c2, user="tester", comments="before the big change")
-    [sp] = list_savepoints(HoodieTable.load(table_path))
+def test_savepoint_survives_cleaning_and_restore_brings_it_back(spark, base_path):
+    upsert(spark, base_path, [("jack", "apple"), ("sarah", "kiwi")], 1, **RETAIN_1)
+    c2 = upsert(spark, base_path, [("jack", "banana")], 2, **RETAIN_1)
+    at_savepoint = state(spark, base_path)
+    create_savepoint(HoodieTable.load(base_path), c2, user="tester", comments="before the big change")
+    [sp] = list_savepoints(HoodieTable.load(base_path))
     assert (sp.instant, sp.savepointed_by, sp.comments) == (c2, "tester", "before the big change")
-    kept = {f for f in data_files(table_path) if c2 in f}
-    later = [upsert(spark, table_path, [("jack", f), ("tom", "plum")], n, **RETAIN_1)
+    kept = {f for f in data_files(base_path) if c2 in f}
+    later = [upsert(spark, base_path, [("jack", f), ("tom", "plum")], n, **RETAIN_1)
              for n, f in enumerate(["cherry", "date", "fig"], 3)]
-    assert instants(table_path, CLEAN)
-    assert kept <= data_files(table_path), "the cleaner deleted savepointed files"
-    agree(spark, table_path, [("jack", "fig"), ("sarah", "kiwi"), ("tom", "plum")])
+    assert instants(base_path, CLEAN)
+    assert kept <= data_files(base_path), "the cleaner deleted savepointed files"
+    agree(spark, base_path, [("jack", "fig"), ("sarah", "kiwi"), ("tom", "plum")])
 
-    restore_to_savepoint(HoodieTable.load(table_path), c2)
-    agree(spark, table_path, at_savepoint)
-    timeline = HoodieTable.load(table_path).timeline
+    restore_to_savepoint(HoodieTable.load(base_path), c2)
+    agree(spark, base_path, at_savepoint)
+    timeline = HoodieTable.load(base_path).timeline
     assert [i.timestamp for i in timeline.completed_writes()][-1] == c2
     assert not [i for i in timeline.instants if i.timestamp in later]
     [restore] = [i for i in timeline.instants if i.action == RESTORE]
     meta = decode_instant_avro(timeline.read_details(restore))
     assert restore.is_completed and sorted(meta["instantsToRollback"]) == sorted(later)
     # the table takes writes again, and the savepoint can go
-    upsert(spark, table_path, [("jack", "grape")], 9)
-    agree(spark, table_path, [("jack", "grape"), ("sarah", "kiwi")])
-    delete_savepoint(HoodieTable.load(table_path), c2)
-    assert not instants(table_path, SAVEPOINT)
+    upsert(spark, base_path, [("jack", "grape")], 9)
+    agree(spark, base_path, [("jack", "grape"), ("sarah", "kiwi")])
+    delete_savepoint(HoodieTable.load(base_path), c2)
+    assert not instants(base_path, SAVEPOINT)
 
 
 KILLED_CLEAN = textwrap.dedent("""

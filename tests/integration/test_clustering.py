@@ -8,6 +8,7 @@ from hudi_engine import read, write
 from hudi_engine.errors import HoodieClusteringUpdateError, HoodieError
 from hudi_engine.file_group.markers import marker_path
 from hudi_engine.services.clustering import run_clusterings, schedule_clustering
+from hudi_engine.storage import Storage
 from hudi_engine.table.meta_client import HoodieTable
 from hudi_engine.table.pending import pending_clustering_groups, requested_plan
 from hudi_engine.timeline.instant import REPLACE_COMMIT, State
@@ -59,54 +60,54 @@ def target_for(path, outputs):
     return str(max(sizes.values()) // outputs + 1)
 
 
-def ranges(files, column):
+def ranges(files, column, storage=None):
     out = []
     for f in files:
-        values = pq.read_table(f, columns=[column])[column].to_pylist()
+        values = pq.read_table(f, columns=[column], filesystem=storage and storage.fs)[column].to_pylist()
         out.append((min(values), max(values)))
     return out
 
 
-def test_linear_clustering_rewrites_small_files_sorted_and_keeps_every_row(spark, table_path):
-    commits = insert_batches(spark, table_path)
-    before = agree(spark, table_path)
-    assert len(latest_files(table_path)) == 8
-    planned = schedule_clustering(HoodieTable.load(table_path), {
+def test_linear_clustering_rewrites_small_files_sorted_and_keeps_every_row(spark, base_path):
+    commits = insert_batches(spark, base_path)
+    before = agree(spark, base_path)
+    assert len(latest_files(base_path)) == 8
+    planned = schedule_clustering(HoodieTable.load(base_path), {
         "hoodie.clustering.plan.strategy.sort.columns": "x",
-        "hoodie.clustering.plan.strategy.target.file.max.bytes": target_for(table_path, 2)})
-    table = HoodieTable.load(table_path)
+        "hoodie.clustering.plan.strategy.target.file.max.bytes": target_for(base_path, 2)})
+    table = HoodieTable.load(base_path)
     plan = requested_plan(table.timeline, planned)["clusteringPlan"]
     assert [len(g["slices"]) for g in plan["inputGroups"]] == [4, 4]
     assert plan["strategy"]["strategyParams"] == {"hoodie.clustering.plan.strategy.sort.columns": "x"}
     assert [g["numOutputFileGroups"] for g in plan["inputGroups"]] == [2, 2]
     assert set(pending_clustering_groups(table)) == {(s.partition, s.file_id)
                                                     for s in table.fs_view().latest_file_slices()}
-    assert agree(spark, table_path) == before            # a plan alone changes nothing
+    assert agree(spark, base_path) == before            # a plan alone changes nothing
 
     assert run_clusterings(spark, table) == [planned.timestamp]
-    table = HoodieTable.load(table_path)
+    table = HoodieTable.load(base_path)
     last = table.timeline.instants[-1]
     assert (last.timestamp, last.action, last.state) == (planned.timestamp, REPLACE_COMMIT, State.COMPLETED)
     meta = table.timeline.commit_metadata(last)
     assert meta["operationType"] == "CLUSTER"
     assert sum(len(v) for v in meta["partitionToReplaceFileIds"].values()) == 8
-    assert agree(spark, table_path) == before
+    assert agree(spark, base_path) == before
     # Commit times survive: the clustering wrote no record of its own.
-    times = {r[0] for r in read(spark, table_path).select("_hoodie_commit_time").distinct().collect()}
+    times = {r[0] for r in read(spark, base_path).select("_hoodie_commit_time").distinct().collect()}
     assert times == set(commits)
     # Files of one partition hold disjoint, ordered ranges of the sort column.
-    files = latest_files(table_path)
+    files = latest_files(base_path)
     assert len(files) == 4
     for partition in ("0", "1"):
-        spans = sorted(ranges([f for f in files if f"/{partition}/" in f], "x"))
+        spans = sorted(ranges([f for f in files if f"/{partition}/" in f], "x", Storage(base_path)))
         assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])), spans
     # Time travel before the clustering reads the old file groups; incremental windows holding
     # only the clustering return nothing, by both readers.
-    assert ours(spark, table_path, **{"as.of.instant": commits[-1]}) == before
-    assert ours(spark, table_path, **{"hoodie.datasource.query.type": "incremental",
+    assert ours(spark, base_path, **{"as.of.instant": commits[-1]}) == before
+    assert ours(spark, base_path, **{"hoodie.datasource.query.type": "incremental",
                                       "hoodie.datasource.read.begin.instanttime": commits[-1]}) == []
-    assert hudi_rs_read(table_path, begin=commits[-1]).num_rows == 0
-    assert rows(hudi_rs_read(table_path, as_of=commits[-1]), COLS) == before
+    assert hudi_rs_read(base_path, begin=commits[-1]).num_rows == 0
+    assert rows(hudi_rs_read(base_path, as_of=commits[-1]), COLS) == before
 
 
 @pytest.mark.parametrize("layout", ["z-order", "hilbert"])

@@ -1,5 +1,6 @@
 """Bad input and killed writers: errors name the field and record, and the table stays readable
 at its last commit."""
+import json
 import os
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from hudi_engine.timeline.avro_models import decode_instant_avro
 from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA
 from tests.support.hudi_rs import hudi_rs_read, rows
 from tests.support.processes import kill_when
+from tests.support.storage import connection_options, files
 
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,10 +34,10 @@ def assert_clean(path):
     """No pending instant, no markers, no data file of an uncommitted instant."""
     table = HoodieTable.load(path)
     assert not table.timeline.pending()
-    assert not (Path(path) / ".hoodie/.temp").exists() or not any((Path(path) / ".hoodie/.temp").iterdir())
+    assert not files(path, under=".hoodie/.temp")
     committed = {i.timestamp for i in table.timeline.completed_writes()}
-    for f in Path(path).rglob("*.parquet"):
-        assert f.stem.rsplit("_", 1)[1] in committed, f"{f} belongs to no commit"
+    for f in files(path, "*.parquet"):
+        assert f.rsplit("_", 1)[1][:-len(".parquet")] in committed, f"{f} belongs to no commit"
 
 
 @pytest.mark.parametrize("operation", ["upsert", "bulk_insert", "insert"])
@@ -75,7 +77,7 @@ def test_incompatible_schema_is_refused(spark, table_path):
 
 
 WRITER = textwrap.dedent("""
-    import sys
+    import json, sys
     from hudi_engine import write
     from hudi_engine.spark import local_spark
     from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA
@@ -83,18 +85,19 @@ WRITER = textwrap.dedent("""
     rows = [(f"k{i}", "late", "eu", 5) for i in range(200000)]
     df = spark.createDataFrame(rows, FRUIT_SCHEMA).repartition(8)
     write(df, sys.argv[1], {**FRUIT_OPTIONS, "hoodie.datasource.write.operation": "upsert",
-                            "hoodie.parquet.max.file.size": "200000"})
+                            "hoodie.parquet.max.file.size": "200000", **json.loads(sys.argv[2])})
 """)
 
 
-def test_killed_writer_leaves_last_commit_and_next_write_rolls_back(spark, table_path):
-    """A real writer process is SIGKILLed once its instant is inflight."""
+def test_killed_writer_leaves_last_commit_and_next_write_rolls_back(spark, base_path):
+    """A real writer process is SIGKILLed once its instant is inflight (on S3: mid-upload)."""
+    table_path = base_path
     write(spark.createDataFrame([("a", "x", "eu", 1)], FRUIT_SCHEMA), table_path, op("insert"))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-c", WRITER, table_path], env=env, cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    hoodie = Path(table_path) / ".hoodie"
-    kill_when(proc, lambda: list(hoodie.glob("*.inflight")) and list(Path(table_path).glob("eu/*_*.parquet"))[1:],
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, table_path, json.dumps(connection_options(table_path))],
+                            env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    kill_when(proc, lambda: files(table_path, ".hoodie/*.inflight") and files(table_path, "eu/*_*.parquet")[1:],
               "writer")
     [failed] = HoodieTable.load(table_path).timeline.pending()
     # Readers see the last commit only, ours and hudi-rs.
@@ -105,6 +108,6 @@ def test_killed_writer_leaves_last_commit_and_next_write_rolls_back(spark, table
     table = HoodieTable.load(table_path)
     [rb] = table.timeline.filter([ROLLBACK], completed=True)
     assert decode_instant_avro(table.timeline.read_details(rb))["commitsRollback"] == [failed.timestamp]
-    assert not list(Path(table_path).rglob(f"*_{failed.timestamp}.parquet"))
+    assert not files(table_path, f"*_{failed.timestamp}.parquet")
     assert names(spark, table_path) == ["a", "b"]
     assert_clean(table_path)

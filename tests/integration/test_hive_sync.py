@@ -15,6 +15,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
+from pyarrow.fs import FileSelector
 from pymetastore.hive_metastore import ThriftHiveMetastore
 from pymetastore.hive_metastore.ttypes import FieldSchema, Partition, SerDeInfo, StorageDescriptor, Table
 from thrift.protocol.TBinaryProtocol import TBinaryProtocol
@@ -26,9 +27,9 @@ from hudi_engine.sync import (HiveSyncError, MetastoreUnavailableError, TableOwn
                               sync_hive)
 from hudi_engine.table.meta_client import HoodieTable
 from hudictl import hive_sync as hive_sync_cli
-from tests.conftest import unzip_fixture
+from tests.conftest import configure_session, unzip_fixture
 from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA
-from tests.support.metastore import start_metastore
+from tests.support.metastore import S3A_BUCKET, start_metastore
 from tests.support.services import free_port
 
 pytestmark = pytest.mark.spark      # the metastore runs on the JVM too
@@ -344,6 +345,26 @@ def test_dropped_connection_is_retried_on_the_next_metastore(tmp_path, metastore
         sync_hive(str(base), {**options(metastore, db), "hoodie.datasource.hive_sync.metastore.uris": uris},
                   retries=1, backoff_seconds=0.05)
     assert set(partitions(metastore, db, "v6_simplekeygen_nonhivestyle")) == {("10",), ("20",), ("30",)}
+
+
+def test_table_in_a_bucket_is_registered_at_its_s3a_location(metastore, spark, s3_server, db):
+    """A table on the real S3 server, written and synced by its ``s3a://`` spelling: the metastore
+    holds s3a:// locations for the table and each partition. (The metastore's own folder checks
+    go to a local stand-in for hadoop-aws: see tests/support/metastore.py.)"""
+    configure_session(spark, s3_server)
+    if S3A_BUCKET not in {b.base_name for b in s3_server.filesystem().get_file_info(FileSelector(""))}:
+        s3_server.create_bucket(S3A_BUCKET)
+    path = f"s3a://{S3A_BUCKET}/{db}/fruit"
+    sync = options(metastore, db, **{"hoodie.datasource.hive_sync.enable": "true"})
+    c1 = write(fruit(spark, [("jack", "apple", "eu", 1), ("sarah", "orange", "us", 1)]), path, op("insert", **sync))
+    t = get_table(metastore, db, "fruit")
+    assert (t.sd.location, t.sd.serdeInfo.parameters["path"]) == (path, path)
+    assert t.parameters["last_commit_time_sync"] == c1
+    assert columns(t.sd) == META_COLS + [("name", "string"), ("fruit", "string"), ("ts", "bigint")]
+    assert locations(metastore, db, "fruit") == {("eu",): f"{path}/eu", ("us",): f"{path}/us"}
+    c2 = write(fruit(spark, [("li", "lychee", "asia", 2)]), path, op("upsert", **sync))
+    assert get_table(metastore, db, "fruit").parameters["last_commit_time_sync"] == c2
+    assert locations(metastore, db, "fruit")[("asia",)] == f"{path}/asia"
 
 
 def test_inline_sync_after_a_commit(tmp_path, metastore, db):

@@ -7,6 +7,7 @@ import sys
 import pytest
 import yaml
 
+from hudi_engine.storage import Storage
 from tests.support.hudi_rs import hudi_rs_read, rows
 
 pytestmark = pytest.mark.spark
@@ -45,20 +46,41 @@ ORDERS = [{"id": 1, "region": "eu", "amount": 10.5, "ts": 1},
           {"id": 4, "region": "us", "amount": 7.25, "ts": 1}]
 
 
-def test_run_a_json_files_pipeline_into_a_table(tmp_path):
-    write_json_lines(tmp_path / "landing" / "orders-1.json", ORDERS)
+@pytest.fixture(params=["local", "s3"])
+def lake(request, tmp_path):
+    """(root, storage spec): a local folder, or a bucket of the real S3 server reached as a
+    HudiTable says (endpoint, path-style, credentials from a Secret given as files)."""
+    if request.param == "local":
+        return str(tmp_path), None
+    server = request.getfixturevalue("s3_server")
+    bucket = request.getfixturevalue("s3_session")
+    secret = tmp_path / "secrets" / "lake-s3"
+    secret.mkdir(parents=True)
+    (secret / "AWS_ACCESS_KEY_ID").write_text(server.access_key)
+    (secret / "AWS_SECRET_ACCESS_KEY").write_text(server.secret_key)
+    return f"s3a://{bucket}", {"endpoint": server.endpoint, "region": server.region, "pathStyleAccess": True,
+                               "credentialsSecret": "lake-s3"}
+
+
+def test_run_a_json_files_pipeline_into_a_table(tmp_path, lake):
+    """On S3 too: files landing in the bucket, the table and its error table beside them."""
+    root, storage = lake
+    Storage(root).write_text("landing/orders-1.json", "".join(json.dumps(r) + "\n" for r in ORDERS))
+    table = orders_table("orders", f"{root}/lake/orders")
+    if storage:
+        table["spec"]["storage"] = storage
     documents = [
-        orders_table("orders", tmp_path / "lake" / "orders"),
+        table,
         resource("HudiPipeline", "orders-files", {
             "tableRef": {"name": "orders"},
-            "source": {"type": "files", "files": {"path": str(tmp_path / "landing"), "format": "json"}},
+            "source": {"type": "files", "files": {"path": f"{root}/landing", "format": "json"}},
             "qualityRules": [{"name": "amount_positive", "expression": "amount > 0"}]}),
     ]
     done = hudictl_run(tmp_path, documents)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert rows(hudi_rs_read(tmp_path / "lake" / "orders"), COLUMNS) == [
+    assert rows(hudi_rs_read(f"{root}/lake/orders"), COLUMNS) == [
         (1, "eu", 10.5, 1), (2, "us", 4.0, 2), (4, "us", 7.25, 1)]
-    errors = hudi_rs_read(tmp_path / "lake" / "orders_errors")       # the error table's default place
+    errors = hudi_rs_read(f"{root}/lake/orders_errors")       # the error table's default place
     assert errors.column("reason").to_pylist() == ["QUALITY_RULE_FAILURE"]
     assert json.loads(errors.column("raw_record")[0].as_py())["id"] == 3
 

@@ -36,26 +36,26 @@ def state(spark, path):
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 @pytest.mark.parametrize("index", ["SIMPLE", "GLOBAL_SIMPLE", "BLOOM", "GLOBAL_BLOOM", "BUCKET"])
-def test_every_index_upserts_and_deletes_the_same_rows(spark, table_path, index, table_type):
+def test_every_index_upserts_and_deletes_the_same_rows(spark, base_path, index, table_type):
     opts = options(index, table_type)
     expected = {}
-    write(batch(spark, range(0, 40), "a", 1), table_path, {**opts, "hoodie.datasource.write.operation": "insert"})
+    write(batch(spark, range(0, 40), "a", 1), base_path, {**opts, "hoodie.datasource.write.operation": "insert"})
     expected.update({(str(i), str(i % 2)): "a" for i in range(40)})
-    write(batch(spark, range(30, 50), "b", 2), table_path, {**opts, "hoodie.datasource.write.operation": "upsert"})
+    write(batch(spark, range(30, 50), "b", 2), base_path, {**opts, "hoodie.datasource.write.operation": "upsert"})
     expected.update({(str(i), str(i % 2)): "b" for i in range(30, 50)})
-    write(batch(spark, [1, 2, 3, 45, 999], "x", 3), table_path, {**opts, "hoodie.datasource.write.operation": "delete"})
+    write(batch(spark, [1, 2, 3, 45, 999], "x", 3), base_path, {**opts, "hoodie.datasource.write.operation": "delete"})
     for i in (1, 2, 3, 45):
         expected.pop((str(i), str(i % 2)))
     # A stale version (older ordering value) loses to the stored one.
-    write(batch(spark, [31, 60], "old", 0), table_path, {**opts, "hoodie.datasource.write.operation": "upsert"})
+    write(batch(spark, [31, 60], "old", 0), base_path, {**opts, "hoodie.datasource.write.operation": "upsert"})
     expected[("60", "0")] = "old"
-    assert state(spark, table_path) == sorted((k, p, v) for (k, p), v in expected.items())
+    assert state(spark, base_path) == sorted((k, p, v) for (k, p), v in expected.items())
     if index == "BUCKET":
         # Every record sits in its bucket's file group: no more than 4 file groups per partition.
-        stored = read(spark, table_path).select("id", "_hoodie_file_name").collect()
+        stored = read(spark, base_path).select("id", "_hoodie_file_name").collect()
         ids = [r["id"] for r in stored]
         assert [bucket_of(r["_hoodie_file_name"][:38]) for r in stored] == bucket_ids_of(ids)
-        slices = HoodieTable.load(table_path).fs_view().latest_file_slices()
+        slices = HoodieTable.load(base_path).fs_view().latest_file_slices()
         assert len(slices) <= 8 and {bucket_of(s.file_id) for s in slices} <= set(range(4))
 
 

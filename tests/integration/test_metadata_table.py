@@ -22,6 +22,7 @@ from hudi_engine.read.plan import plan_read
 from hudi_engine.services.clean import run_clean
 from hudi_engine.services.clustering import run_clusterings, schedule_clustering
 from hudi_engine.services.savepoint import create_savepoint, restore_to_savepoint
+from hudi_engine.storage import Storage
 from hudi_engine.table.meta_client import HoodieTable
 from hudi_engine.transaction.metadata import writer as mdt_writer
 from tests.conftest import unzip_fixture
@@ -67,12 +68,12 @@ def assert_in_step(spark, path):
     bases = [s.base_file.path for s in listed.latest_file_slices() if s.base_file]
     ranges = reader.column_ranges(["x", "v"], {posixpath.dirname(b) for b in bases})
     for base in bases:
-        data = pq.read_table(table.storage.full(base), columns=["x", "v"])
+        data = pq.read_table(table.storage.full(base), columns=["x", "v"], filesystem=table.storage.fs)
         got = ranges[posixpath.basename(base)]
         assert (got["x"].min, got["x"].max) == (pc.min(data["x"]).as_py(), pc.max(data["x"]).as_py())
         assert (got["v"].min, got["v"].max, got["v"].value_count) == (
             pc.min(data["v"]).as_py(), pc.max(data["v"]).as_py(), data.num_rows)
-        footer = pq.read_metadata(table.storage.full(base)).metadata[FOOTER_KEY.encode()]
+        footer = pq.read_metadata(table.storage.full(base), filesystem=table.storage.fs).metadata[FOOTER_KEY.encode()]
         key = bloom_filter_key(posixpath.dirname(base), posixpath.basename(base))
         assert bloom_filter_of(reader.records("bloom_filters", keys=[key])[key]).bloom_filter == footer
     live = read(spark, path).select("_hoodie_record_key", "_hoodie_partition_path", "_hoodie_file_name").collect()
@@ -81,19 +82,19 @@ def assert_in_step(spark, path):
 
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
-def test_every_partition_follows_inserts_upserts_and_deletes(spark, table_path, table_type):
+def test_every_partition_follows_inserts_upserts_and_deletes(spark, base_path, table_type):
     opts = options(table_type)
-    write(batch(spark, range(60), "a", 1), table_path, {**opts, "hoodie.datasource.write.operation": "insert"})
-    assert_in_step(spark, table_path)
-    write(batch(spark, range(50, 80), "b", 2), table_path, {**opts, "hoodie.datasource.write.operation": "upsert"})
-    write(batch(spark, [1, 2, 55, 999], "x", 3), table_path, {**opts, "hoodie.datasource.write.operation": "delete"})
+    write(batch(spark, range(60), "a", 1), base_path, {**opts, "hoodie.datasource.write.operation": "insert"})
+    assert_in_step(spark, base_path)
+    write(batch(spark, range(50, 80), "b", 2), base_path, {**opts, "hoodie.datasource.write.operation": "upsert"})
+    write(batch(spark, [1, 2, 55, 999], "x", 3), base_path, {**opts, "hoodie.datasource.write.operation": "delete"})
     expected = sorted([(str(i), str(i % 3), "a") for i in range(50) if i not in (1, 2)]
                       + [(str(i), str(i % 3), "b") for i in range(50, 80) if i != 55])
-    assert state(spark, table_path) == expected
-    assert_in_step(spark, table_path)
-    props = HoodieTable.load(table_path).props
+    assert state(spark, base_path) == expected
+    assert_in_step(spark, base_path)
+    props = HoodieTable.load(base_path).props
     assert props["hoodie.table.metadata.partitions"] == "bloom_filters,column_stats,files,record_index"
-    mdt = HoodieTable.load(posixpath.join(table_path, MDT_DIR))
+    mdt = HoodieTable.load(posixpath.join(base_path, MDT_DIR))
     assert mdt.props["hoodie.table.base.file.format"] == "HFILE" and mdt.table_type == "MERGE_ON_READ"
 
 
@@ -212,35 +213,35 @@ def test_reads_the_metadata_tables_real_hudi_wrote(spark, tmp_path, fixture):
 
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
-def test_record_index_as_the_write_index(spark, table_path, table_type):
+def test_record_index_as_the_write_index(spark, base_path, table_type):
     """hoodie.index.type=RECORD_INDEX tags upserts through the record index (global: a key is
     unique across partitions), builds it when missing, and moves keys only when told to."""
     opts = options(table_type, **{"hoodie.index.type": "RECORD_INDEX", "hoodie.metadata.record.index.enable": "false"})
-    write(batch(spark, range(40), "a", 1), table_path, {**opts, "hoodie.datasource.write.operation": "insert"})
-    assert "record_index" in HoodieTable.load(table_path).props["hoodie.table.metadata.partitions"]
-    write(batch(spark, range(30, 50), "b", 2), table_path, {**opts, "hoodie.datasource.write.operation": "upsert"})
-    write(batch(spark, [3, 33], "x", 3), table_path, {**opts, "hoodie.datasource.write.operation": "delete"})
+    write(batch(spark, range(40), "a", 1), base_path, {**opts, "hoodie.datasource.write.operation": "insert"})
+    assert "record_index" in HoodieTable.load(base_path).props["hoodie.table.metadata.partitions"]
+    write(batch(spark, range(30, 50), "b", 2), base_path, {**opts, "hoodie.datasource.write.operation": "upsert"})
+    write(batch(spark, [3, 33], "x", 3), base_path, {**opts, "hoodie.datasource.write.operation": "delete"})
     # Key 7 arrives in another partition: without update.partition.path it is updated where it is.
     moved = batch(spark, [7], "m", 4).selectExpr("id", "regexp_replace(p, '.+', '2') as p", "ts", "v", "x")
-    write(moved, table_path, {**opts, "hoodie.datasource.write.operation": "upsert"})
+    write(moved, base_path, {**opts, "hoodie.datasource.write.operation": "upsert"})
     expected = {(str(i), str(i % 3)): "a" for i in range(30)}
     expected.update({(str(i), str(i % 3)): "b" for i in range(30, 50)})
     for gone in ("3", "33"):
         expected.pop((gone, str(int(gone) % 3)))
     expected.pop(("7", "1"))
     expected[("7", "2")] = "m"
-    assert state(spark, table_path) == sorted((k, p, v) for (k, p), v in expected.items())
-    assert stored_partition(spark, table_path, "7") == "1"
-    write(moved.selectExpr("id", "p", "ts + 1 as ts", "'n' as v", "x"), table_path,
+    assert state(spark, base_path) == sorted((k, p, v) for (k, p), v in expected.items())
+    assert stored_partition(spark, base_path, "7") == "1"
+    write(moved.selectExpr("id", "p", "ts + 1 as ts", "'n' as v", "x"), base_path,
           {**opts, "hoodie.record.index.update.partition.path": "true"})
     expected[("7", "2")] = "n"
-    assert state(spark, table_path) == sorted((k, p, v) for (k, p), v in expected.items())
-    assert stored_partition(spark, table_path, "7") == "2"
-    assert_in_step(spark, table_path)
-    shutil.rmtree(posixpath.join(table_path, MDT_DIR))     # rebuilt from the table before tagging
-    write(batch(spark, [40, 60], "c", 5), table_path, opts)
+    assert state(spark, base_path) == sorted((k, p, v) for (k, p), v in expected.items())
+    assert stored_partition(spark, base_path, "7") == "2"
+    assert_in_step(spark, base_path)
+    Storage(base_path).delete_dir(MDT_DIR)     # rebuilt from the table before tagging
+    write(batch(spark, [40, 60], "c", 5), base_path, opts)
     expected.update({("40", "1"): "c", ("60", "0"): "c"})
-    assert state(spark, table_path) == sorted((k, p, v) for (k, p), v in expected.items())
+    assert state(spark, base_path) == sorted((k, p, v) for (k, p), v in expected.items())
 
 
 def stored_partition(spark, path, key):

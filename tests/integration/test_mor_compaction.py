@@ -63,32 +63,32 @@ def test_inline_compaction_follows_the_trigger_strategy(spark, table_path, strat
     agree(spark, table_path, sorted(expected.items()))
 
 
-def test_schedule_inline_leaves_the_plan_for_a_standalone_run(spark, table_path):
+def test_schedule_inline_leaves_the_plan_for_a_standalone_run(spark, base_path):
     opts = {"hoodie.compact.schedule.inline": "true", "hoodie.compact.inline.max.delta.commits": "2"}
-    upsert(spark, table_path, [("jack", "apple"), ("sarah", "kiwi")], 1, **opts)
-    upsert(spark, table_path, [("jack", "banana")], 2, **opts)
-    assert actions(table_path)[-1] == (COMPACTION, "REQUESTED")
-    table = HoodieTable.load(table_path)
+    upsert(spark, base_path, [("jack", "apple"), ("sarah", "kiwi")], 1, **opts)
+    upsert(spark, base_path, [("jack", "banana")], 2, **opts)
+    assert actions(base_path)[-1] == (COMPACTION, "REQUESTED")
+    table = HoodieTable.load(base_path)
     [requested] = table.timeline.pending([COMPACTION])
     assert set(pending_compaction_groups(table).values()) == {requested.timestamp}
 
     # A write while the compaction is pending: its log goes to the new slice the plan started.
-    upsert(spark, table_path, [("sarah", "mango")], 3, **opts)
-    names = [p.rsplit("/", 1)[-1] for p in (f.path for f in Storage(table_path).list("eu")) if ".log." in p]
+    upsert(spark, base_path, [("sarah", "mango")], 3, **opts)
+    names = [p.rsplit("/", 1)[-1] for p in (f.path for f in Storage(base_path).list("eu")) if ".log." in p]
     assert any(f"_{requested.timestamp}.log.1_" in n for n in names), names
     expected = [("jack", "banana"), ("sarah", "mango")]
-    assert state(spark, table_path) == expected
+    assert state(spark, base_path) == expected
     # hudi-rs 0.5 leaves out a log named after a pending compaction (Hudi's own readers merge it
     # onto the previous slice, as ours do): it shows the table without that write until the
     # compaction completes.
-    assert rows(hudi_rs_read(table_path), COLS) == [("jack", "banana"), ("sarah", "kiwi")]
+    assert rows(hudi_rs_read(base_path), COLS) == [("jack", "banana"), ("sarah", "kiwi")]
 
-    assert run_compactions(spark, HoodieTable.load(table_path)) == [requested.timestamp]
-    agree(spark, table_path, expected)
+    assert run_compactions(spark, HoodieTable.load(base_path)) == [requested.timestamp]
+    agree(spark, base_path, expected)
     # The compacted base holds the plan's logs; the later log stays on top of it.
-    [latest] = HoodieTable.load(table_path).fs_view().latest_file_slices()
+    [latest] = HoodieTable.load(base_path).fs_view().latest_file_slices()
     assert latest.base_instant == requested.timestamp and len(latest.log_files) == 1
-    assert state(spark, table_path, **{"hoodie.datasource.query.type": "read_optimized"}) == [
+    assert state(spark, base_path, **{"hoodie.datasource.query.type": "read_optimized"}) == [
         ("jack", "banana"), ("sarah", "kiwi")]
 
 

@@ -37,8 +37,8 @@ def log_blocks(path):
 
 
 @pytest.fixture
-def mor_table(spark, table_path):
-    return (table_path, *three_commits(spark, write, table_path, MOR))
+def mor_table(spark, base_path):
+    return (base_path, *three_commits(spark, write, base_path, MOR))
 
 
 def test_updates_and_deletes_go_to_log_blocks(mor_table):
@@ -94,7 +94,8 @@ def test_compaction_keeps_every_answer(spark, mor_table):
     latest = table.fs_view().latest_file_slices()
     compacted = [s for s in latest if s.base_instant == requested.timestamp]
     assert len(compacted) == 1 and not compacted[0].log_files
-    footer = pq.ParquetFile(f"{path}/{compacted[0].base_file.path}").metadata
+    storage = Storage(str(path))
+    footer = pq.read_metadata(storage.full(compacted[0].base_file.path), filesystem=storage.fs)
     assert footer.row_group(0).column(0).compression == "SNAPPY"   # the compaction's options apply
     for query, opts in {"snapshot": {}, "incr": INCR, "travel": {"as.of.instant": c2}}.items():
         assert ours(spark, path, **opts) == before[query], query

@@ -24,6 +24,7 @@ from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA
 from tests.support.hudi_rs import hudi_rs_read, rows
 from tests.support.occ_writer import CONFLICT_EXIT
 from tests.support.processes import kill_tree
+from tests.support.storage import connection_options, files
 from tests.support.zookeeper import zookeeper  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.spark
@@ -80,12 +81,28 @@ def assert_no_leftovers(path):
     table = HoodieTable.load(path)
     assert not table.timeline.pending(WRITE_ACTIONS)
     committed = {i.timestamp for i in table.timeline.completed_writes()}
-    for f in Path(path).rglob("*.parquet"):
-        assert f.stem.rsplit("_", 1)[1] in committed, f"{f} belongs to no commit"
-    temp = Path(path) / ".hoodie/.temp"
-    assert not temp.exists() or not any(temp.iterdir()), "markers left behind"
-    heartbeats = Path(path) / ".hoodie/.heartbeat"
-    assert not heartbeats.exists() or not any(heartbeats.iterdir()), "heartbeats left behind"
+    for f in files(path, "*.parquet"):
+        assert f.rsplit("_", 1)[1][:-len(".parquet")] in committed, f"{f} belongs to no commit"
+    assert not files(path, under=".hoodie/.temp"), "markers left behind"
+    assert not files(path, under=".hoodie/.heartbeat"), "heartbeats left behind"
+
+
+def zookeeper_lock(zookeeper) -> dict[str, str]:
+    host, port = zookeeper.url.split(":")
+    return {"hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider",
+            "hoodie.write.lock.zookeeper.url": host, "hoodie.write.lock.zookeeper.port": port,
+            "hoodie.write.lock.zookeeper.base_path": "/hudi/locks"}
+
+
+@pytest.fixture
+def lock_for(request):
+    """Lock options fit for a base path: the file-system lock on local disk, ZooKeeper's on an
+    object store (which cannot create a file atomically)."""
+    def options(base_path: str) -> dict[str, str]:
+        if "://" not in base_path:
+            return {}
+        return zookeeper_lock(request.getfixturevalue("zookeeper"))
+    return options
 
 
 def test_writers_of_disjoint_partitions_both_commit(spark, table_path, tmp_path):
@@ -109,13 +126,16 @@ def test_writers_of_disjoint_partitions_both_commit(spark, table_path, tmp_path)
     assert_no_leftovers(table_path)
 
 
-def test_writers_of_one_file_group_one_wins_other_conflicts_and_is_rolled_back(spark, table_path, tmp_path):
+def test_writers_of_one_file_group_one_wins_other_conflicts_and_is_rolled_back(spark, base_path, tmp_path, lock_for):
+    """On S3 under ZooKeeper's lock, each writer a process given the store's settings as options."""
+    table_path, lock = base_path, lock_for(base_path)
     write(spark.createDataFrame([("k1", "kiwi", "eu", 1), ("k2", "kale", "eu", 1)], FRUIT_SCHEMA),
-          table_path, opts("insert"))
-    [group] = {f.name.split("_")[0] for f in Path(table_path, "eu").glob("*.parquet")}
+          table_path, opts("insert", **lock))
+    [group] = {f.rsplit("/", 1)[1].split("_")[0] for f in files(table_path, "eu/*.parquet")}
     gate = tmp_path / "go"
     writers = {name: start_writer(table_path, tmp_path, name,
-                                  [("k1", f"from-{name}", "eu", 2), (f"new-{name}", name, "eu", 2)], gate)
+                                  [("k1", f"from-{name}", "eu", 2), (f"new-{name}", name, "eu", 2)], gate,
+                                  options={**lock, **connection_options(table_path)})
                for name in ("x", "y")}
     try:
         wait_until(lambda: len(pending_writes(table_path)) == 2, "both writers in flight", writers.values())
@@ -138,8 +158,8 @@ def test_writers_of_one_file_group_one_wins_other_conflicts_and_is_rolled_back(s
     [rb] = table.timeline.filter([ROLLBACK], completed=True)
     [lost] = decode_instant_avro(table.timeline.read_details(rb))["commitsRollback"]
     assert lost not in {i.timestamp for i in table.timeline.completed_writes()}
-    assert not list(Path(table_path).rglob(f"*_{lost}.parquet"))
-    assert list(Path(table_path).rglob(f"*_{won}.parquet"))
+    assert not files(table_path, f"*_{lost}.parquet")
+    assert files(table_path, f"*_{won}.parquet")
     assert_no_leftovers(table_path)
 
 
@@ -235,10 +255,7 @@ def test_writes_under_a_zookeeper_lock(spark, table_path, zookeeper):
     """The write path with ZooKeeper's lock: instants start and commit under /hudi/locks/fruit."""
     from kazoo.client import KazooClient
 
-    host, port = zookeeper.url.split(":")
-    zk = {"hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider",
-          "hoodie.write.lock.zookeeper.url": host, "hoodie.write.lock.zookeeper.port": port,
-          "hoodie.write.lock.zookeeper.base_path": "/hudi/locks"}
+    zk = zookeeper_lock(zookeeper)
     write(spark.createDataFrame([("z1", "zucchini", "eu", 1)], FRUIT_SCHEMA), table_path, opts("insert", **zk))
     write(spark.createDataFrame([("z1", "zest", "eu", 2), ("z2", "ziziphus", "us", 2)], FRUIT_SCHEMA),
           table_path, opts(**zk))

@@ -7,6 +7,7 @@ import time
 import pytest
 
 from hudi_engine import read
+from hudi_engine.storage import Storage
 from hudi_engine.table.meta_client import HoodieTable
 from hudi_engine.timeline.instant import parse_instant_time
 from hudi_jobs.streamer.checkpoint import CHECKPOINT_KEY
@@ -71,29 +72,39 @@ def test_batches_follow_the_source_limit_and_resume_from_the_commit(spark, tmp_p
     assert sorted(zip(outside.column("id").to_pylist(), outside.column("amount").to_pylist())) == expected
 
 
-def test_bad_records_go_to_the_error_table_once_and_the_rest_is_written(spark, tmp_path):
-    inbox = tmp_path / "in"
-    inbox.mkdir()
-    write_json(inbox, "batch.json", [
+@pytest.fixture(params=["local", "s3"])
+def landing(request, tmp_path):
+    """Where source files land and tables live: a local folder, then a bucket of the real S3
+    server (``s3a://``); the streamer reads the one and writes the other."""
+    if request.param == "local":
+        return str(tmp_path)
+    return f"s3a://{request.getfixturevalue('s3_session')}"
+
+
+def test_bad_records_go_to_the_error_table_once_and_the_rest_is_written(spark, landing):
+    """On S3 too: JSON read through Arrow, the error table under GLOBAL_SIMPLE."""
+    Storage(landing).write_text("in/batch.json", "".join(r if isinstance(r, str) else json.dumps(r) + "\n" for r in [
         order(1), order(2, code="7"),
-        "{not json at all\n",                                        # unparseable
+        "{not json at all\n",                                       # unparseable
         {"id": None, "amount": 1.0, "region": "eu", "ts": 1},        # no record key
         order(3, amount=-5.0),                                       # fails the quality rule
         order(4, code="seven"),                                      # fails the transformer's cast
-    ], time.time() - 10)
+    ]))
     argv = orders_argv(
-        tmp_path, "--transformer-class", "SqlQueryBasedTransformer",
+        landing, "--transformer-class", "SqlQueryBasedTransformer",
         "--hoodie-conf", "hoodie.streamer.transformer.sql=SELECT id, amount, region, ts, "
                          "CAST(code AS INT) AS code FROM <SRC>",
         "--hoodie-conf", "hoodie.streamer.quality.rule.positive_amount=amount >= 0",
         "--hoodie-conf", "hoodie.errortable.enable=true",
-        "--hoodie-conf", f"hoodie.errortable.base.path={tmp_path / 'errors'}")
+        "--hoodie-conf", f"hoodie.errortable.base.path={landing}/errors")
     result = run_once(spark, argv)
     assert (result.records_written, result.records_errored) == (2, 4)
-    assert table_rows(spark, tmp_path / "orders", "id", "code") == [("o1", None), ("o2", 7)]
+    assert table_rows(spark, f"{landing}/orders", "id", "code") == [("o1", None), ("o2", 7)]
+    outside = hudi_rs_read(f"{landing}/orders")
+    assert sorted(outside.column("id").to_pylist()) == ["o1", "o2"]
 
     def errors():
-        return sorted((r["reason"], r["raw_record"][:40]) for r in read(spark, str(tmp_path / "errors")).collect())
+        return sorted((r["reason"], r["raw_record"][:40]) for r in read(spark, f"{landing}/errors").collect())
     found = errors()
     assert [reason for reason, _ in found] == ["CUSTOM_TRANSFORMER_FAILURE", "JSON_ROW_DESERIALIZATION_FAILURE",
                                                "QUALITY_RULE_FAILURE", "RECORD_CREATION"]
@@ -101,7 +112,7 @@ def test_bad_records_go_to_the_error_table_once_and_the_rest_is_written(spark, t
     # The same batch fetched again (as after a crash before the target commit) adds no error twice.
     run_once(spark, argv + ["--ignore-checkpoint", "replay-1"])
     assert errors() == found
-    assert table_rows(spark, tmp_path / "orders", "id", "code") == [("o1", None), ("o2", 7)]
+    assert table_rows(spark, f"{landing}/orders", "id", "code") == [("o1", None), ("o2", 7)]
 
 
 def test_too_many_bad_records_fail_the_batch_and_commit_nothing(spark, tmp_path):

@@ -16,6 +16,19 @@ from tests.support.services import free_port, stop_group
 
 JARS = Path(pyspark.__file__).parent / "jars"
 START_TIMEOUT_S = 120
+# The bucket whose s3a:// locations the metastore accepts. A metastore checks and makes a table's
+# folder through Hadoop; pyspark's jars carry no S3A connector (hadoop-aws) and none can be
+# downloaded here, so Hadoop's ViewFileSystemOverloadScheme stands in for it, mounting this bucket
+# on a local folder: only the metastore's folder checks go there, the table itself is on the real
+# S3 server. A production metastore image carries hadoop-aws instead.
+S3A_BUCKET = "hive-sync-lakehouse"
+_CORE_SITE = """<?xml version="1.0"?>
+<configuration>
+  <property><name>fs.s3a.impl</name><value>org.apache.hadoop.fs.viewfs.ViewFileSystemOverloadScheme</value></property>
+  <property><name>fs.viewfs.overload.scheme.target.file.impl</name><value>org.apache.hadoop.fs.LocalFileSystem</value></property>
+  <property><name>fs.viewfs.mounttable.{bucket}.linkFallback</name><value>file://{folder}</value></property>
+</configuration>
+"""
 
 
 class Metastore:
@@ -53,8 +66,12 @@ class Metastore:
 
 def start_metastore(workdir: Path) -> Metastore:
     port, log = free_port(), workdir / "metastore.log"
+    conf = workdir / "conf"
+    conf.mkdir(exist_ok=True)
+    (workdir / "s3a-stand-in").mkdir(exist_ok=True)
+    (conf / "core-site.xml").write_text(_CORE_SITE.format(bucket=S3A_BUCKET, folder=workdir / "s3a-stand-in"))
     command = [
-        "java", "-Xmx512m", "-cp", f"{JARS}/*", "-Dhive.async.log.enabled=false",
+        "java", "-Xmx512m", "-cp", f"{conf}:{JARS}/*", "-Dhive.async.log.enabled=false",
         "-DLog4jContextSelector=org.apache.logging.log4j.core.selector.ClassLoaderContextSelector",
         f"-Djavax.jdo.option.ConnectionURL=jdbc:derby:;databaseName={workdir}/metastore_db;create=true",
         "-Ddatanucleus.schema.autoCreateAll=true", "-Dhive.metastore.schema.verification=false",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -139,6 +140,25 @@ class Daemon:
         return "Address already in use" in tail(self.folder / "log" / f"{self.name}.out")
 
 
+_ACCESS_LINE = re.compile(r'beast: \S+ \S+ - \S* \[[^\]]*\] "(\w+) ([^? ]*)\??(\S*) HTTP/[\d.]+" (\d+) (\d+)')
+
+
+@dataclass(frozen=True)
+class Request:
+    method: str
+    path: str       # /bucket/key
+    query: str
+    status: int
+    bytes: int
+
+    @property
+    def kind(self) -> str:
+        """GET, PUT, LIST, DELETE, HEAD or POST (multipart and batch-delete calls)."""
+        if self.method == "GET" and ("list-type" in self.query or self.path.count("/") == 1):
+            return "LIST"
+        return self.method
+
+
 @dataclass
 class S3Server:
     endpoint: str
@@ -170,6 +190,28 @@ class S3Server:
         return {"fs.s3a.endpoint": self.endpoint, "fs.s3a.access.key": self.access_key,
                 "fs.s3a.secret.key": self.secret_key, "fs.s3a.path.style.access": "true",
                 "fs.s3a.endpoint.region": self.region}
+
+    def object_store(self, bucket: str):
+        """An obstore client of ``bucket``: it lists the objects themselves, markers included."""
+        from obstore.store import from_url
+
+        return from_url(f"s3://{bucket}", config={"endpoint": self.endpoint, "access_key_id": self.access_key,
+                                                  "secret_access_key": self.secret_key, "region": self.region},
+                        client_options={"allow_http": True})
+
+    def directory_markers(self, bucket: str) -> list[str]:
+        """Objects standing for folders: keys that other keys sit under (obstore drops their '/')."""
+        import obstore
+
+        keys = [meta["path"] for batch in obstore.list(self.object_store(bucket)) for meta in batch]
+        prefixes = {k.rsplit("/", i)[0] for k in keys for i in range(1, k.count("/") + 1)}
+        return sorted(k for k in keys if k in prefixes)
+
+    def requests(self) -> list[Request]:
+        """Every request radosgw has served so far, from its access log (``debug_rgw = 1``)."""
+        log = self.folder / "log" / "client.rgw.log"
+        return [Request(*m.groups()[:3], int(m.group(4)), int(m.group(5)))
+                for m in map(_ACCESS_LINE.search, log.read_text(errors="replace").splitlines()) if m]
 
     def answers(self) -> bool:
         """Whether this server lists its buckets for these keys (a radosgw of another cluster

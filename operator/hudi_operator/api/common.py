@@ -18,9 +18,11 @@ IDENTIFIER = Pattern(r"^[A-Za-z_][A-Za-z0-9_]*$",
 DNS_NAME = Pattern(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
                    "a Kubernetes object name: lower-case letters, digits, '-' and '.'")
 CONFIG_KEY = Pattern(r"^[-._a-zA-Z0-9]+$", "a Secret or ConfigMap key: letters, digits, '-', '_' and '.'")
-STORAGE_URI = Pattern(r"^((s3|s3a|gs|abfs|abfss|hdfs|file)://\S+|/\S*)$",
-                      "a storage URI (s3://, s3a://, gs://, abfs://, abfss://, hdfs://, file://) "
+STORAGE_URI = Pattern(r"^((s3|s3a|s3n|gs|gcs|abfs|abfss|hdfs|file)://\S+|/\S*)$",
+                      "a storage URI (s3://, s3a://, s3n://, gs://, gcs://, abfs://, abfss://, hdfs://, file://) "
                       "or an absolute path for local runs")
+ENDPOINT = Pattern(r"^https?://[^\s/?#]+/?$", "an http(s):// URL of a host, e.g. http://minio.storage:9000")
+REGION = Pattern(r"^[a-z0-9-]+$", "a region name such as us-east-1")
 CRON = Pattern(r"^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|@every ([0-9]+(ms|s|m|h))+"
                r"|\S+ +\S+ +\S+ +\S+ +\S+)$",
                "a cron schedule: five fields ('0 */2 * * *'), @hourly/@daily/... or '@every 30m'")

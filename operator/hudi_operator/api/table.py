@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .common import (CRON, DNS_NAME, ID_LEN, IDENTIFIER, NAME_LEN, STORAGE_URI, URI_LEN, ConfigMapKeyRef,
+from .common import (CRON, DNS_NAME, ENDPOINT, ID_LEN, REGION, IDENTIFIER, NAME_LEN, STORAGE_URI, URI_LEN, ConfigMapKeyRef,
                      ObjectMeta, SparkSpec, hoodie_options, schedule_needed)
 from .fields import Pattern, Rule, cel, model, spec_field
 
@@ -259,6 +259,14 @@ class StorageSpec:
         default=None, pattern=DNS_NAME, max_length=NAME_LEN)
     service_account_name: str | None = spec_field("Service account of the jobs, for workload identity.",
                                                   default=None, pattern=DNS_NAME, max_length=NAME_LEN)
+    endpoint: str | None = spec_field(
+        "Endpoint of an S3-compatible store (MinIO, Ceph RGW, ...); unset for Amazon S3. Jobs get it as "
+        "spark.hadoop.fs.s3a.endpoint.", default=None, pattern=ENDPOINT, max_length=URI_LEN)
+    region: str | None = spec_field("Region of the bucket (spark.hadoop.fs.s3a.endpoint.region).", default=None,
+                                    pattern=REGION, max_length=64)
+    path_style_access: bool = spec_field(
+        "Address buckets as <endpoint>/<bucket>, as most S3-compatible stores need "
+        "(spark.hadoop.fs.s3a.path.style.access).", default=False)
 
 
 KEY_GENERATORS = ("SIMPLE", "COMPLEX", "NON_PARTITION", "TIMESTAMP")

@@ -153,6 +153,18 @@ def catalog_options(table) -> dict[str, str]:
             C.HIVE_SYNC_TABLE.key: target.table or table.spec.effective_table_name(table.metadata.name)}
 
 
+def storage_spark_conf(table) -> dict[str, str]:
+    """The Hadoop S3A settings of spec.storage, as every job of the table gets them in its Spark
+    conf (the engine and the user's own Spark code read them there); credentials never: they come
+    from spec.storage.credentialsSecret's environment or the service account's identity."""
+    storage = table.spec.storage
+    if storage is None:
+        return {}
+    conf = {"spark.hadoop.fs.s3a.endpoint": storage.endpoint, "spark.hadoop.fs.s3a.endpoint.region": storage.region,
+            "spark.hadoop.fs.s3a.path.style.access": "true" if storage.path_style_access else None}
+    return {k: v for k, v in conf.items() if v}
+
+
 def table_mounts(table) -> Mounts:
     storage = table.spec.storage
     return Mounts(env_secret=storage.credentials_secret if storage else None)

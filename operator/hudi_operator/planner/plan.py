@@ -9,7 +9,7 @@ from typing import Any
 
 from ..api import SPARK_DEFAULTS
 from .errors import PlanError
-from .job_config import pipeline_job_config, service_account, table_mounts
+from .job_config import pipeline_job_config, service_account, storage_spark_conf, table_mounts
 from .labels import (COMPONENT_LABEL, PIPELINE_COMPONENT, SPEC_HASH_ANNOTATION, TABLE_SERVICE_COMPONENT,
                      TRIGGERED_RUN_COMPONENT, bind_configs, object_labels, object_name, with_spec_hash)
 from .services import table_services
@@ -96,7 +96,7 @@ def _pipeline_job(table, pipeline, settings: OperatorSettings, upstream) -> Plan
                    schedule=spec.mode.schedule if scheduled else None,
                    concurrency_policy=spec.mode.concurrency_policy,
                    metrics_port=spec.metrics.port if spec.metrics.enabled else None,
-                   suspend=spec.state == "suspended")
+                   suspend=spec.state == "suspended", storage_conf=storage_spark_conf(table))
     return PlannedJob(name=name, job=STREAMER_JOB, job_config=config.document,
                       config_map=config_map(config_name, namespace, labels, pipeline, config.document, config.files),
                       application=spark_manifest(job, settings), files=config.files)
@@ -110,7 +110,8 @@ def _service_job(table, service, settings: OperatorSettings) -> PlannedJob:
     config_name = object_name(name, "config")
     job = SparkJob(name=name, namespace=namespace, labels=labels, owner=table, job=TABLE_SERVICE_JOB,
                    config_map=config_name, spark=spark, mounts=table_mounts(table),
-                   service_account=service_account(table, spark, settings), schedule=service.schedule)
+                   service_account=service_account(table, spark, settings), schedule=service.schedule,
+                   storage_conf=storage_spark_conf(table))
     return PlannedJob(name=name, job=TABLE_SERVICE_JOB, job_config=service.job_config,
                       config_map=config_map(config_name, namespace, labels, table, service.job_config),
                       application=spark_manifest(job, settings), service=service.service)

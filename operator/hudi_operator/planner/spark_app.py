@@ -4,7 +4,7 @@ stopped, a ``ScheduledSparkApplication`` for one that runs once per cron schedul
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
@@ -57,6 +57,7 @@ class SparkJob:
     concurrency_policy: str = "Forbid"
     metrics_port: int | None = None
     suspend: bool = False
+    storage_conf: dict[str, str] = field(default_factory=dict)   # spec.storage's spark.hadoop.fs.s3a.*
 
 
 def config_map(name: str, namespace: str, labels: dict[str, str], owner: Any, job_config: dict[str, Any],
@@ -103,7 +104,7 @@ def _application_spec(job: SparkJob, settings: OperatorSettings) -> dict[str, An
         volumes.append({"name": volume, "configMap": {"name": name}})
         shared_mounts.append({"name": volume, "mountPath": posixpath.join(settings.config_dir, name),
                               "readOnly": True})
-    spark_conf = dict(spark.spark_conf)
+    spark_conf = {**job.storage_conf, **spark.spark_conf}      # the user's sparkConf wins
     if job.mounts.secrets:
         spark_conf[f"spark.kubernetes.driverEnv.{SECRETS_DIR_ENV}"] = settings.secrets_dir
 

@@ -6,7 +6,7 @@ JAVA_PKG    := openjdk-17-jre-headless
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 
-.PHONY: env java services demo lint test test-slow bench bench-mor bench-cdc bench-streamer bench-clean bench-cluster bench-index bench-lookup clean
+.PHONY: env java services demo lint test test-slow bench bench-mor bench-cdc bench-streamer bench-clean bench-cluster bench-index bench-lookup bench-s3 clean
 
 env: java $(VENV)/.installed
 
@@ -67,6 +67,10 @@ bench-index: env
 
 bench-lookup: env
 	$(BIN)/python -m benchmarks.lookup
+
+# Needs the Ceph packages `make services` installs (the benchmark starts its own radosgw).
+bench-s3: env services
+	$(BIN)/python -m benchmarks.object_store
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .import_linter_cache .grimp_cache demo-lakehouse

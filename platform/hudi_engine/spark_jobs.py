@@ -16,11 +16,13 @@ from pyspark.sql import SparkSession
 
 from . import progress, storage
 
-def configure_storage(spark: SparkSession, options: dict | None = None) -> None:
-    """Storage settings for this process, as Hadoop's configuration would hold them: the
-    session's ``spark.hadoop.fs.*``, then any ``fs.*`` among a read's or write's options."""
+@contextmanager
+def storage_settings(spark: SparkSession, options: dict | None = None) -> Iterator[None]:
+    """Storage settings as Hadoop users give them: the session's ``spark.hadoop.fs.*`` for the
+    process (as Hadoop's configuration), a read's or write's ``fs.*`` options for that call."""
     storage.configure(spark.conf.getAll)
-    storage.configure(options)
+    with storage.scoped(options):
+        yield
 
 
 _GROUP_PROPERTIES = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")

@@ -1,8 +1,6 @@
 """Archival with real Spark: old instants move to ``.hoodie/archived`` in Hudi's layout, and both our
 reader and hudi-rs still read the table (file groups last written by archived commits included);
 an incremental query over archived commits fails clearly, one over the active timeline works."""
-from pathlib import Path
-
 import pytest
 
 from hudi_engine import read, write
@@ -11,6 +9,7 @@ from hudi_engine.table.archived_timeline import archived_instants, read_archived
 from hudi_engine.table.meta_client import HoodieTable
 from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA
 from tests.support.hudi_rs import hudi_rs_read, rows
+from tests.support.storage import files
 
 pytestmark = pytest.mark.spark
 COLS = ["name", "fruit"]
@@ -25,8 +24,11 @@ def upsert(spark, path, people, ts, extra):
     return write(df, path, {**FRUIT_OPTIONS, "hoodie.datasource.write.operation": "upsert", **SERVICES, **extra})
 
 
-@pytest.mark.parametrize("extra", [pytest.param({}, id="cow"), pytest.param(MOR, id="mor", marks=pytest.mark.slow)])
-def test_archived_tables_still_read_the_same(spark, table_path, extra):
+@pytest.mark.parametrize("base_path, extra", [
+    pytest.param("local", {}, id="local-cow"), pytest.param("s3", {}, id="s3-cow"),
+    pytest.param("local", MOR, id="local-mor", marks=pytest.mark.slow)], indirect=["base_path"])
+def test_archived_tables_still_read_the_same(spark, base_path, extra):
+    table_path = base_path
     first = upsert(spark, table_path, [("sarah", "kiwi", "us"), ("jack", "apple", "eu")], 0, extra)
     fruits = ["banana", "cherry", "date", "fig", "grape", "lime", "mango"]
     last = [upsert(spark, table_path, [("jack", fruit, "eu")], n, extra) for n, fruit in enumerate(fruits, 1)][-1]
@@ -35,7 +37,7 @@ def test_archived_tables_still_read_the_same(spark, table_path, extra):
     assert first in [i.timestamp for i in archived]
     active = table.timeline
     assert not {i.timestamp for i in archived if i.action != "clean"} & {i.timestamp for i in active.instants}
-    assert not list((Path(table_path) / ".hoodie").glob(f"{first}.*"))
+    assert not files(table_path, f".hoodie/{first}.*")
     states = {e["actionState"] for e in read_archived_entries(table.storage, ".hoodie/archived")}
     assert states >= {"REQUESTED", "COMPLETED"}
     # sarah's file group was last written by an archived commit: still read by both readers

@@ -9,12 +9,14 @@ import time
 import uuid
 from datetime import datetime, timezone
 from decimal import Decimal
+from pathlib import Path
 
 import fastavro
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from hudi_engine.storage import Storage
 from hudi_jobs.schema_provider import source_schema
 from hudi_jobs.sources.base import ERROR_SCHEMA
 from hudi_jobs.sources.files import AvroDFSSource, CsvDFSSource, JsonDFSSource, ParquetDFSSource
@@ -31,6 +33,28 @@ def place(path, payload, age_index):
     mtime_ns = (BASE_S + age_index) * 1_000_000_000
     os.utime(path, ns=(mtime_ns, mtime_ns))
     return path
+
+
+class Inbox:
+    """Where source files land: a local folder, or a folder in a bucket of the real S3 server (files
+    there carry their upload time; Spark cannot open s3a:// here, so the sources read through Arrow)."""
+
+    def __init__(self, root: str, local: bool):
+        self.root, self.local = root, local
+
+    def put(self, name: str, payload, age_index: int = 0) -> str:
+        """Places a file; returns the source position its error records name."""
+        if self.local:
+            return f"file:{place(Path(self.root) / name, payload, age_index)}"
+        Storage(self.root).write_bytes(name, payload if isinstance(payload, bytes) else payload.encode())
+        return f"file:{self.root}/{name}"
+
+
+@pytest.fixture(params=["local", "s3"])
+def inbox(request, tmp_path):
+    if request.param == "local":
+        return Inbox(str(tmp_path / "in"), True)
+    return Inbox(f"s3a://{request.getfixturevalue('s3_session')}/in", False)
 
 
 def json_lines(records):
@@ -89,19 +113,18 @@ def test_json_batches_follow_the_limit_and_take_every_row_once(spark, tmp_path):
     assert (last.data, last.checkpoint, last.lag_seconds) == (None, epoch_ms(3), 0.0)
 
 
-def test_json_bad_lines_go_to_errors_with_their_file_and_never_into_data(spark, tmp_path):
-    inbox = tmp_path / "in"
-    place(inbox / "good.json", json_lines([{"id": 1, "amount": 2.5}]), 0)
-    bad = place(inbox / "a b+c.json", json_lines([
+def test_json_bad_lines_go_to_errors_with_their_file_and_never_into_data(spark, inbox):
+    inbox.put("good.json", json_lines([{"id": 1, "amount": 2.5}]), 0)
+    bad = inbox.put("a b+c.json", json_lines([
         {"id": 2, "amount": 1.0},
         '{"id": 3, "amount": ',                  # unparseable
         "",                                      # blank lines are not records
         {"id": 4, "amount": 7},
     ]), 1)
-    source = JsonDFSSource({"hoodie.deltastreamer.source.dfs.root": str(inbox)})   # the older key
+    source = JsonDFSSource({"hoodie.deltastreamer.source.dfs.root": inbox.root})   # the older key
     batch = source.fetch(spark, None, 0)
     assert sorted(tuple(r) for r in batch.data.select("id", "amount").collect()) == [(1, 2.5), (2, 1.0), (4, 7.0)]
-    assert errors_of(batch) == [("JSON_ROW_DESERIALIZATION_FAILURE", '{"id": 3, "amount": ', f"file:{bad}")]
+    assert errors_of(batch) == [("JSON_ROW_DESERIALIZATION_FAILURE", '{"id": 3, "amount": ', bad)]
 
 
 def test_json_read_into_a_given_schema_file_sends_mismatches_to_errors(spark, tmp_path):
@@ -132,6 +155,19 @@ def test_json_read_into_a_given_schema_file_sends_mismatches_to_errors(spark, tm
     assert errors[1].raw_record == "[1, 2"
 
 
+def test_csv_with_header_and_a_custom_separator(spark, inbox):
+    """A header on every file, and a comment line; on S3, parsed as Spark's CSV reader would."""
+    for n in range(2):
+        inbox.put(f"orders-{n}.csv", "id;name;amount\n# a comment\n" + "".join(
+            f"{n * 10 + i};name {n}-{i};{i}.5\n" for i in range(3)), n)
+    props = {"hoodie.streamer.source.dfs.root": inbox.root, "hoodie.streamer.csv.sep": ";",
+             "hoodie.deltastreamer.csv.header": "true", "hoodie.streamer.csv.comment": "#"}
+    batch = CsvDFSSource(props).fetch(spark, None, 0)
+    assert sorted(tuple(r) for r in batch.data.select("id", "name", "amount").collect()) == [
+        (n * 10 + i, f"name {n}-{i}", i + 0.5) for n in range(2) for i in range(3)]
+    assert batch.errors.count() == 0
+
+
 def test_csv_with_header_and_a_custom_separator_in_limited_batches(spark, tmp_path):
     inbox = tmp_path / "in"
     sizes = [place(inbox / f"orders-{n}.csv", "id;name;amount\n" + "".join(
@@ -143,34 +179,36 @@ def test_csv_with_header_and_a_custom_separator_in_limited_batches(spark, tmp_pa
     assert batches == [[(n * 10 + i, f"name {n}-{i}", i + 0.5) for i in range(3)] for n in range(3)]
 
 
-def test_csv_malformed_lines_go_to_errors_with_their_file(spark, tmp_path):
-    inbox = tmp_path / "in"
+def test_csv_malformed_lines_go_to_errors_with_their_file(spark, tmp_path, inbox):
     avsc = tmp_path / "s.avsc"
     avsc.write_text(json.dumps({"type": "record", "name": "r", "fields": [
         {"name": "id", "type": "int"}, {"name": "amount", "type": "double"}]}))
     schema = source_schema("FilebasedSchemaProvider", {"hoodie.streamer.schemaprovider.source.schema.file": str(avsc)})
-    path = place(inbox / "a.csv", "1,2.5\n2,x\n3\n4,4.0\n", 0)
-    batch = CsvDFSSource({"hoodie.streamer.source.dfs.root": str(inbox)}, schema).fetch(spark, None, 0)
+    path = inbox.put("a.csv", "1,2.5\n2,x\n3\n4,4.0\n", 0)
+    batch = CsvDFSSource({"hoodie.streamer.source.dfs.root": inbox.root}, schema).fetch(spark, None, 0)
     assert sorted(tuple(r) for r in batch.data.collect()) == [(1, 2.5), (4, 4.0)]
     assert sorted(r.id for r in batch.data.select("id").collect()) == [1, 4]
-    assert errors_of(batch) == [("CSV_ROW_DESERIALIZATION_FAILURE", "2,x", f"file:{path}"),
-                                ("CSV_ROW_DESERIALIZATION_FAILURE", "3", f"file:{path}")]
+    assert errors_of(batch) == [("CSV_ROW_DESERIALIZATION_FAILURE", "2,x", path),
+                                ("CSV_ROW_DESERIALIZATION_FAILURE", "3", path)]
     message = next(r.message for r in batch.errors.collect() if r.raw_record == "2,x")
     assert message.endswith('it reads as {"id":2}')
 
 
-def test_parquet_files_with_a_new_nullable_column_merge(spark, tmp_path):
-    inbox = tmp_path / "in"
+def test_parquet_files_with_a_new_nullable_column_merge(spark, tmp_path, inbox):
     old = pa.table({"id": [1, 2], "name": ["a", "b"]})
     new = pa.table({"id": [3], "name": ["c"], "email": ["c@x"]})
     for n, table in enumerate([old, new]):
         pq.write_table(table, tmp_path / "tmp.parquet")
-        place(inbox / f"part-{n}.parquet", (tmp_path / "tmp.parquet").read_bytes(), n)
-    source = ParquetDFSSource({"hoodie.streamer.source.dfs.root": str(inbox)})
+        inbox.put(f"part-{n}.parquet", (tmp_path / "tmp.parquet").read_bytes(), n)
+    source = ParquetDFSSource({"hoodie.streamer.source.dfs.root": inbox.root})
     batch = source.fetch(spark, None, 0)
-    assert batch.errors is None and batch.checkpoint == epoch_ms(1)
+    assert batch.errors is None
     assert sorted(tuple(r) for r in batch.data.select("id", "name", "email").collect()) == [
         (1, "a", None), (2, "b", None), (3, "c", "c@x")]
+    if not inbox.local:     # what follows steps through files by the modification times set here
+        return
+    assert batch.checkpoint == epoch_ms(1)
+    inbox = Path(inbox.root)
 
     one_file = (inbox / "part-0.parquet").stat().st_size
     batches, checkpoints = drain(source, spark, one_file, ["id"])

@@ -81,7 +81,8 @@ def assert_in_step(spark, path):
     assert located == {r[0]: (r[1], r[2].lstrip(".").split("_")[0]) for r in live}
 
 
-@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+@pytest.mark.parametrize("base_path, table_type", [("local", "COPY_ON_WRITE"), ("local", "MERGE_ON_READ"),
+                                                   ("s3", "MERGE_ON_READ")], indirect=["base_path"])
 def test_every_partition_follows_inserts_upserts_and_deletes(spark, base_path, table_type):
     opts = options(table_type)
     write(batch(spark, range(60), "a", 1), base_path, {**opts, "hoodie.datasource.write.operation": "insert"})
@@ -212,7 +213,8 @@ def test_reads_the_metadata_tables_real_hudi_wrote(spark, tmp_path, fixture):
         assert (got.min, got.max) == (pc.min(keys).as_py(), pc.max(keys).as_py())
 
 
-@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+@pytest.mark.parametrize("base_path, table_type", [("local", "COPY_ON_WRITE"), ("local", "MERGE_ON_READ"),
+                                                   ("s3", "COPY_ON_WRITE")], indirect=["base_path"])
 def test_record_index_as_the_write_index(spark, base_path, table_type):
     """hoodie.index.type=RECORD_INDEX tags upserts through the record index (global: a key is
     unique across partitions), builds it when missing, and moves keys only when told to."""

@@ -18,8 +18,8 @@ from ..cdc import QUERY_SCHEMA
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError
 from ..expr.skipping import predicates
-from ..spark_jobs import configure_storage
-from ..storage import Storage, storage_settings
+from .. import storage
+from ..storage import Storage
 from ..table.meta_client import HoodieTable
 from .cdc import CDCPlan, plan_cdc, split_changes
 from .file_slice import read_file_slice
@@ -134,7 +134,7 @@ def register(spark: SparkSession) -> None:
     # The reader prunes slices with the filters Spark pushes; Spark refuses a reader that can take
     # filters while Python filter pushdown is off (its default).
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
-    configure_storage(spark)
-    settings = storage_settings(spark.conf.getAll)
+    storage.configure(spark.conf.getAll)
+    settings = storage.storage_settings(spark.conf.getAll)
     # A subclass made here is pickled by value, settings and all, into the worker that plans reads.
     spark.dataSource.register(type("HudiDataSource", (HudiDataSource,), {"session_settings": settings}))

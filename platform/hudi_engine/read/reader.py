@@ -16,7 +16,7 @@ from pyspark.sql.pandas.types import from_arrow_schema
 from ..expr.skipping import predicates, to_expression
 from ..schema.meta_fields import COMMIT_TIME
 from ..spark_files import parquet_frame
-from ..spark_jobs import configure_storage
+from ..spark_jobs import storage_settings
 from ..storage import Storage
 from ..table.meta_client import HoodieTable
 from .cdc import read_cdc
@@ -28,12 +28,12 @@ def read(spark: SparkSession, base_path: str, options: dict | None = None, filte
     """A query of the table. ``filters``: ``(column, op, value)`` triples (as hudi-rs takes them),
     all of which rows must satisfy; they also prune what is read (partitions, and with the metadata
     table, file groups by record index and files by column stats)."""
-    configure_storage(spark, options)
-    table = HoodieTable.load(base_path)
-    if is_cdc_query(options):
-        return read_cdc(spark, table, options)
-    plan = plan_read(table, options, filters)
-    df = scan(spark, table, plan)
+    with storage_settings(spark, options):
+        table = HoodieTable.load(base_path)
+        if is_cdc_query(options):
+            return read_cdc(spark, table, options)
+        plan = plan_read(table, options, filters)
+        df = scan(spark, table, plan)
     for pred in predicates(filters, plan.schema):
         df = df.filter(to_expression(pred))
     return df

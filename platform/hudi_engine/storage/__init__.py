@@ -20,9 +20,9 @@ import pyarrow.fs as pafs
 from ..errors import HoodieStorageError
 from .deletes import delete_objects, store_for
 from .filesystems import SCHEMES, open_filesystem, scheme_of
-from .options import configure, defaults, redacted, s3_settings, split_query, storage_settings
+from .options import configure, defaults, redacted, s3_settings, scoped, split_query, storage_settings
 
-__all__ = ["FileInfo", "Storage", "configure", "storage_settings"]
+__all__ = ["FileInfo", "Storage", "configure", "scoped", "storage_settings"]
 
 
 @dataclass(frozen=True)
@@ -166,8 +166,11 @@ class Storage:
         """Whole-file write that readers never see half done: temp file then rename where the
         filesystem can rename (local, HDFS); an object store publishes a PUT atomically anyway."""
         if self.is_object_store:
-            with self.open_output(rel) as f:
-                f.write(data)
+            try:
+                with self.open_output(rel) as f:    # the PUT goes out on close
+                    f.write(data)
+            except OSError as e:
+                raise self.failed(rel, e) from e
             return
         full = self.full(rel)
         tmp = f"{posixpath.dirname(full)}/.{posixpath.basename(full)}.{uuid.uuid4().hex}.tmp"

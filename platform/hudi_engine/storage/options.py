@@ -2,8 +2,9 @@
 ``pyarrow.fs.S3FileSystem`` arguments. Pure: no I/O, so it is tested without a server.
 
 Settings come, lowest first, from the process defaults (:func:`configure`, fed from a Spark
-session's ``spark.hadoop.fs.*`` conf and from read/write options, as Hadoop's ``Configuration`` is
-process-wide), the options a :class:`~hudi_engine.storage.Storage` is given, and the base URI's
+session's ``spark.hadoop.fs.*`` conf, as Hadoop's ``Configuration`` is process-wide), the settings
+of the read or write under way (:func:`scoped`, its options), the options a
+:class:`~hudi_engine.storage.Storage` is given, and the base URI's
 query (pyarrow's own names, ``s3://bucket/t?endpoint_override=host:9000&scheme=http``). Hadoop's
 per-bucket form ``fs.s3a.bucket.<bucket>.<key>`` wins over ``fs.s3a.<key>`` for that bucket.
 Without credentials in any of them, the AWS SDK's standard chain applies (environment, profile,
@@ -13,8 +14,10 @@ from __future__ import annotations
 
 import os
 import re
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Iterator, Mapping
 from urllib.parse import parse_qsl
 
 from ..errors import HoodieConfigError
@@ -55,6 +58,7 @@ CHECKSUM_ENV = {"AWS_REQUEST_CHECKSUM_CALCULATION": "when_required",
                 "AWS_RESPONSE_CHECKSUM_VALIDATION": "when_required"}
 
 _defaults: dict[str, str] = {}
+_scoped: ContextVar[dict[str, str]] = ContextVar("hudi_storage_settings", default={})
 
 
 def storage_settings(conf: Mapping[str, object] | None) -> dict[str, str]:
@@ -75,8 +79,19 @@ def configure(conf: Mapping[str, object] | None) -> None:
     _defaults.update(storage_settings(conf))
 
 
+@contextmanager
+def scoped(conf: Mapping[str, object] | None) -> Iterator[None]:
+    """``conf``'s storage settings over the process defaults while one read or write runs (in
+    this thread); its Storage objects keep them when they travel to executors."""
+    token = _scoped.set({**_scoped.get(), **storage_settings(conf)})
+    try:
+        yield
+    finally:
+        _scoped.reset(token)
+
+
 def defaults() -> dict[str, str]:
-    return dict(_defaults)
+    return {**_defaults, **_scoped.get()}
 
 
 def split_query(uri: str) -> tuple[str, dict[str, str]]:

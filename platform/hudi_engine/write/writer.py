@@ -32,7 +32,6 @@ from ..merge.record_merger import OP_COLUMN, MergeSpec, merge_mode
 from ..metadata_table.reader import table_view
 from ..schema.avro import add_meta_fields, arrow_schema_compatible, arrow_to_avro, avro_to_arrow, to_json
 from ..schema.meta_fields import META_FIELDS, PARTITION_PATH, RECORD_KEY
-from ..spark_jobs import configure_storage
 from ..table.meta_client import HoodieTable
 from ..table.pending import pending_clustering_groups, pending_compaction_groups
 from ..timeline.avro_models import encode_instant_avro
@@ -55,7 +54,6 @@ def write_operation(df: DataFrame, base_path: str, options: dict | None = None,
                     extra_metadata: dict[str, str] | None = None) -> str:
     """Write ``df`` to the Hudi table at ``base_path`` as one transaction; returns the committed
     instant time. Table services and catalog sync after the commit are the caller's (the API's)."""
-    configure_storage(df.sparkSession, options)
     cfg = HoodieConfig(options)
     operation = cfg.get_str(C.OPERATION).lower()
     table = _open_or_create(df, base_path, cfg)

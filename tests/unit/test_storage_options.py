@@ -129,3 +129,19 @@ def test_local_paths_and_file_uris_are_one_table():
 def test_unknown_scheme_is_refused_with_the_supported_ones():
     with pytest.raises(HoodieConfigError, match="s3a://"):
         Storage("mock://bucket/t").fs
+
+
+def test_an_aws_bucket_without_a_region_gets_its_own_once(monkeypatch):
+    from hudi_engine.storage import filesystems
+
+    asked = []
+    monkeypatch.setattr(filesystems.pafs, "resolve_s3_region", lambda b: asked.append(b) or "eu-central-1")
+    monkeypatch.setattr(filesystems, "_regions", {})
+    for name in ("AWS_REGION", "AWS_DEFAULT_REGION"):
+        monkeypatch.delenv(name, raising=False)
+    assert filesystems.bucket_settings("lake", {}, {}).get("region") == "eu-central-1"
+    assert filesystems.bucket_settings("lake", {}, {}).get("region") == "eu-central-1"
+    assert asked == ["lake"]
+    assert filesystems.bucket_settings("lake", {"fs.s3a.endpoint.region": "us-west-2"}, {}).get("region") == "us-west-2"
+    assert filesystems.bucket_settings("lake", {"fs.s3a.endpoint": "http://minio:9000"}, {}).get("region") is None
+    assert asked == ["lake"]

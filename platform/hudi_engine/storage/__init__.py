@@ -19,8 +19,8 @@ import pyarrow.fs as pafs
 
 from ..errors import HoodieStorageError
 from .deletes import delete_objects, store_for
-from .filesystems import SCHEMES, open_filesystem, scheme_of
-from .options import configure, defaults, redacted, s3_settings, scoped, split_query, storage_settings
+from .filesystems import SCHEMES, bucket_settings, open_filesystem, scheme_of
+from .options import configure, defaults, redacted, scoped, split_query, storage_settings
 
 __all__ = ["FileInfo", "Storage", "configure", "scoped", "storage_settings"]
 
@@ -226,4 +226,4 @@ class Storage:
         scheme = scheme_of(self.base_uri)
         authority = self.base_uri.split("://", 1)[1].split("/", 1)[0]
         kind = SCHEMES[scheme]
-        return store_for(kind, authority, s3_settings(authority, self.settings, self.query) if kind == "s3" else None)
+        return store_for(kind, authority, bucket_settings(authority, self.settings, self.query) if kind == "s3" else None)

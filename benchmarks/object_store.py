@@ -35,6 +35,9 @@ after an untimed warm-up on a few rows:
 4. (``local_spark`` only) One more 10% upsert into the local and into the S3 table of the last
    round, untimed, under ``py-spy`` (driver and Spark's Python workers), for where the time goes.
 
+Before the sessions start, single requests through pyarrow's client (empty, small and large PUTs,
+HEAD, GET, LIST) are timed against the idle server, for the cost of each kind.
+
 Every phase is checked after its clock stops (row counts, the sum of ``ts``, the upserted values,
 the commits' write stats), so a broken write fails the run. Results go to stdout and to the
 ``object_store`` section of ``benchmarks/RESULTS.md``; temp tables, buckets' objects and the
@@ -47,6 +50,7 @@ import json
 import os
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -77,6 +81,8 @@ GROWTH_COMMITS = 5               # the growing table: this many bulk_inserts of 
 SMALL_UPSERT = 1_000             # keys of one partition upserted at each table size
 SMALL_REGION = REGIONS[0]
 PROFILE_RATE = 50                # py-spy samples per second
+LATENCY_SAMPLES = 20             # requests per kind in the client latency probe
+LATENCY_PUTS = (("PUT 0 B (as a marker)", 0), ("PUT 1 B", 1), ("PUT 64 KiB", 64 << 10), ("PUT 4 MiB", 4 << 20))
 
 LOCAL_BASE, BULK_LOCAL, UPSERT_LOCAL = "parquet partitioned, local", "bulk_insert, local", "upsert 10%, local"
 S3_BASE, BULK_S3, UPSERT_S3 = "arrow parquet partitioned, S3", "bulk_insert, S3", "upsert 10%, S3"
@@ -109,14 +115,14 @@ def target_of(request) -> str:
     path = request.path
     if request.kind == "LIST":
         path += "/" + "".join(parse_qs(request.query).get("prefix", [""]))
+    if "/.hoodie_partition_metadata" in path:
+        return "partition metadata"
     if "/.hoodie/.temp/" in path or path.endswith("/.hoodie/.temp"):
         return "markers"
     if "/.hoodie/metadata" in path:
         return "metadata table"
-    if "/.hoodie" in path:
+    if "/.hoodie/" in path or path.endswith("/.hoodie"):
         return "timeline"
-    if ".hoodie_partition_metadata" in path:
-        return "partition metadata"
     return "data" if request.kind != "LIST" else "listing"
 
 
@@ -139,6 +145,37 @@ def targets_text(req: dict) -> str:
     """``data: GET 40, HEAD 40; timeline: ...``: what the requests touched, by kind."""
     return "; ".join(f"{target}: {', '.join(f'{k} {v}' for k, v in kinds.items())}"
                      for target, kinds in req["targets"].items())
+
+
+def client_latencies(server, bucket: str) -> dict[str, float]:
+    """Median milliseconds of single requests through pyarrow's S3 client with the engine's settings
+    (``allow_delayed_open``: a small file is one PUT), the server otherwise idle."""
+    from hudi_engine.storage import Storage
+    from pyarrow.fs import FileSelector
+
+    fs = server.filesystem(allow_delayed_open=True)
+    root = f"{bucket}/latency"
+
+    def median(action) -> float:
+        took = []
+        for i in range(LATENCY_SAMPLES):
+            started = time.perf_counter()
+            action(i)
+            took.append((time.perf_counter() - started) * 1000)
+        return statistics.median(took)
+
+    def put(size: int):
+        def action(i: int) -> None:
+            with fs.open_output_stream(f"{root}/{size}/{i}") as out:
+                out.write(b"x" * size)          # the engine's write_bytes writes b"" for a marker
+        return action
+
+    out = {label: median(put(size)) for label, size in LATENCY_PUTS}
+    out["HEAD"] = median(lambda i: fs.get_file_info(f"{root}/1/{i}"))
+    out["GET 4 MiB (HEAD and GET)"] = median(lambda i: fs.open_input_stream(f"{root}/{4 << 20}/{i}").read())
+    out["LIST (20 keys)"] = median(lambda i: fs.get_file_info(FileSelector(f"{root}/1")))
+    Storage(f"s3a://{root}", server.options()).delete_dir("")
+    return out
 
 
 # --- the S3 baseline: plain pyarrow in Spark's tasks ---------------------------------------------------
@@ -297,6 +334,7 @@ class ObjectStoreBench(PhaseRecorder):
         self.partitions, self.workdir, self.repeat, self.profile = partitions, workdir, repeat, profile
         self.s3_root = f"s3a://{bucket}/{'warmup' if not log else 'bench'}_{n}"
         self.requests: dict[str, list[dict]] = {}
+        self.files: dict[str, list[int]] = {}
         self.facts: dict = {}
 
     def run(self) -> tuple[list[Phase], dict]:
@@ -322,6 +360,7 @@ class ObjectStoreBench(PhaseRecorder):
         best = {name: min(range(len(runs)), key=lambda i: runs[i].seconds) for name, runs in self.runs.items()}
         self.facts["splits"] = {name: self.splits[name][best[name]] for name in self.splits}
         self.facts["requests"] = {name: self.requests[name][best[name]] for name in self.requests}
+        self.facts["files"] = {name: self.files[name][best[name]] for name in self.files}
         self.facts["request_totals"] = {name: [r["total"] for r in runs] for name, runs in self.requests.items()}
         return phases, self.facts
 
@@ -334,6 +373,8 @@ class ObjectStoreBench(PhaseRecorder):
             before, cpu = len(settled_requests(self.server)), server_cpu(self.server_pids)
             out = self.timed(name, rows, action, split)
             cpu = server_cpu(self.server_pids) - cpu    # before the wait for the log, which is idle
+            run = self.runs[name][-1]    # the server is ours: not outside load
+            run.other_cores = run.other_max = max(0.0, run.other_cores - cpu / run.seconds)
             self.requests.setdefault(name, []).append(
                 {**tally(settled_requests(self.server)[before:]), "server_cpu_s": cpu})
         if s3:
@@ -348,6 +389,7 @@ class ObjectStoreBench(PhaseRecorder):
         """The data files and bytes the last run of ``name`` wrote."""
         if self.log and name in self.runs:
             self.runs[name][-1].written_bytes = size
+            self.files.setdefault(name, []).append(files)
             if name in self.requests:
                 self.requests[name][-1]["files"] = files
 
@@ -468,6 +510,7 @@ class ObjectStoreBench(PhaseRecorder):
         else:
             self.check_upsert(name, path, instant, SMALL_UPSERT, want)
         phase, requests = self.runs.pop(name)[0], self.requests.pop(name)[0]
+        self.files.pop(name)
         slices = latest_slices(path)
         return {"name": name, "upserts": upserts, "seconds": phase.seconds, "split": self.splits.pop(name)[0],
                 "requests": requests, "files": requests["files"], "bytes": phase.written_bytes,
@@ -597,6 +640,9 @@ def main(argv: list[str] | None = None) -> int:
     server = start_s3_server(folder)
     try:
         _log(f"S3 server: radosgw on {server.endpoint} (folder {folder})")
+        server.create_bucket("bench-latency")
+        latency = client_latencies(server, "bench-latency")
+        _log("client latency (median ms): " + ", ".join(f"{k} {v:.1f}" for k, v in latency.items()))
         for kind in KINDS:
             bucket = f"bench-{kind.replace('_', '-')}"
             server.create_bucket(bucket)
@@ -620,7 +666,7 @@ def main(argv: list[str] | None = None) -> int:
     for run in runs:
         for r in run["results"]:
             r["phases"] = [Phase(**p) for p in r["phases"]]
-    text = report(command, started, runs, errors, repeat, requests_total)
+    text = report(command, started, runs, errors, repeat, requests_total, latency)
     print(text, flush=True)
     if not args.no_results:
         replace_section(Path(args.results), "object_store", text)
@@ -650,7 +696,8 @@ def summary_lines(kind: str, n: int, phases: list[Phase], facts: dict) -> list[s
     lines = [f"[{kind}] N = {n:,} rows ({facts.get('updates', 0):,} upserted); best of {len(phases[0].runs)} runs"]
     for p in phases:
         vs, s3 = _ratios(p, by_name)
-        lines.append(phase_line(p, f"{vs} baseline, {s3} local", 30))
+        ratio = vs if vs == "baseline" else f"{vs} baseline"
+        lines.append(phase_line(p, ratio if s3 == "-" else f"{ratio}, {s3} local", 30))
     for name, req in facts.get("requests", {}).items():
         files = req.get("files", 0)
         lines.append(f"  requests {name}: {req['total']} ({'/'.join(REQUEST_KINDS)} {_requests_text(req)}) "
@@ -664,7 +711,7 @@ def summary_lines(kind: str, n: int, phases: list[Phase], facts: dict) -> list[s
 
 
 def report(command: str, started: dt.datetime, runs: list[dict], errors: list[str], repeat: int,
-           requests_total: int) -> str:
+           requests_total: int, latency: dict[str, float]) -> str:
     info = runs[0]["info"] if runs else machine()
     partitions = runs[0]["partitions"] if runs else 0
     nproc = info["nproc"] or 1
@@ -688,7 +735,8 @@ def report(command: str, started: dt.datetime, runs: list[dict], errors: list[st
         "`PYSPARK_PYTHON` is the venv's Python in both",
         "- **S3:** Ceph radosgw 16.2 (`tests/support/s3_server.py`) on a one-OSD in-memory cluster on "
         "this machine, plain HTTP over loopback, started by the benchmark; path-style, one bucket per "
-        "session kind. Its CPU is not in the sampled process tree, so *other procs* counts it",
+        "session kind. Its CPU (in the requests table) is not in the sampled process tree; it is taken "
+        "off *other procs*, which measures outside load",
         "- **Hudi:** record key `uuid`, partition path `region`, precombine `ts`, COPY_ON_WRITE, every other "
         "option at its default (bulk insert sort mode NONE, SIMPLE index)",
         f"- **Baselines:** local: Spark's `df.write.partitionBy(\"region\").parquet`; S3: the rows through "
@@ -712,7 +760,7 @@ def report(command: str, started: dt.datetime, runs: list[dict], errors: list[st
                 "|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---|---|---:|"]
         for r in run["results"]:
             by_name = {p.name: p for p in r["phases"]}
-            files = {name: req.get("files", "-") for name, req in r["facts"]["requests"].items()}
+            files = r["facts"]["files"]
             for p in r["phases"]:
                 vs, s3 = _ratios(p, by_name)
                 out.append(f"| {r['n']:,} | {p.name} | {p.seconds:.2f} | {', '.join(f'{x:.1f}' for x in p.runs)} | "
@@ -768,7 +816,19 @@ def report(command: str, started: dt.datetime, runs: list[dict], errors: list[st
             for name, split in r["facts"]["splits"].items():
                 out.append(f"| {run['kind']} | {r['n']:,} | {name} | {by_name[name].seconds:.2f} | {_split_text(split)} |")
     out += profile_lines(runs)
-    out += ["", "## How to read this", ""] + findings(runs) + reading_notes(nproc, phases_all, busy_phases(results))
+    out += ["", "### Single requests", "",
+            f"Median of {LATENCY_SAMPLES} requests each through pyarrow's `S3FileSystem` with the engine's "
+            "settings (`allow_delayed_open=True`), before the sessions started, the server otherwise idle. "
+            "A marker is an empty object; the engine writes one, synchronously, before every file.", "",
+            "| request | ms |", "|---|---:|"] + [f"| {k} | {v:.1f} |" for k, v in latency.items()]
+    empty, byte = latency.get(LATENCY_PUTS[0][0], 0), latency.get(LATENCY_PUTS[1][0], 0)
+    marker_note = [f"- Single requests: a PUT of an empty object (every marker) took {empty:.0f} ms, one of a "
+                   f"single byte {byte:.0f} ms, a HEAD {latency.get('HEAD', 0):.0f} ms and a LIST "
+                   f"{latency.get('LIST (20 keys)', 0):.0f} ms; the engine writes a marker, synchronously, before "
+                   "every file, so on this server that empty PUT costs more than a small file's data."
+                   ] if empty > 2 * byte > 0 else []
+    out += (["", "## How to read this", ""] + findings(runs) + marker_note
+            + reading_notes(nproc, phases_all, busy_phases(results)))
     out.append(f"- The server served {requests_total:,} requests over the whole run (warm-ups, checks and "
                "clean-up included).")
     if errors:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -37,6 +39,24 @@ class WriteContext:
     @property
     def file_schema(self) -> pa.Schema:
         return pa.schema(META_SCHEMA + list(self.data_schema))
+
+
+@contextmanager
+def parquet_file(storage: Storage, rel: str) -> Iterator[pq.ParquetFile]:
+    """A base file opened once: its footer read once (``pq.read_table`` reads it twice) and, on
+    object stores, the column chunks a read needs fetched together."""
+    with storage.open_input_file(rel) as f:
+        yield pq.ParquetFile(f, pre_buffer=storage.is_object_store)
+
+
+def read_footer(storage: Storage, rel: str) -> pq.FileMetaData:
+    with parquet_file(storage, rel) as f:
+        return f.metadata
+
+
+def read_base_file(storage: Storage, rel: str, columns: list[str] | None = None) -> pa.Table:
+    with parquet_file(storage, rel) as f:
+        return f.read(columns=columns)
 
 
 def ensure_partition_metadata(storage: Storage, partition: str, instant: str) -> None:
@@ -121,8 +141,8 @@ class BaseFileWriter:
             footer["hoodie_max_record_key"] = self._max_key
         self._writer.add_key_value_metadata(footer)
         self._writer.close()
+        size = self._stream.tell()          # what the stream took: no request needed to learn it
         self._stream.close()
-        size = self.ctx.storage.size(self.path)
         took = int((time.monotonic() - self._started) * 1000)
         return write_stat(self.file_id, self.path, self.partition, self.prev_commit,
                           num_writes=self.num_written, num_inserts=num_inserts,

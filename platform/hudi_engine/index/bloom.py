@@ -12,9 +12,9 @@ from typing import Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from ..bloom import deserialize_bloom_filter
+from ..file_group.base_file import parquet_file, read_footer
 from ..schema.meta_fields import RECORD_KEY
 from ..storage import Storage
 
@@ -32,7 +32,7 @@ class BaseFileRef:
 
 
 def _footer(storage: Storage, path: str) -> dict[bytes, bytes]:
-    return pq.read_metadata(storage.full(path), filesystem=storage.fs).metadata or {}
+    return read_footer(storage, path).metadata or {}
 
 
 @dataclass(frozen=True)
@@ -58,13 +58,14 @@ class KeyRanges:
 def existing_keys(storage: Storage, ref: BaseFileRef, candidates: pa.Array) -> pa.Array:
     """Which candidate keys the file holds: the footer's bloom filter first, then its key column
     for the keys the filter lets through (none read when it lets none through)."""
-    footer = _footer(storage, ref.path)
-    if BLOOM_KEY in footer:
-        bloom = deserialize_bloom_filter(footer[BLOOM_KEY], footer.get(BLOOM_TYPE, b""))
-        candidates = candidates.filter(pa.array(bloom.might_contain_many(candidates)))
-    if len(candidates) == 0:
-        return candidates
-    stored = pq.read_table(storage.full(ref.path), columns=[RECORD_KEY], filesystem=storage.fs)[RECORD_KEY]
+    with parquet_file(storage, ref.path) as f:       # one open: footer, then keys if need be
+        footer = f.metadata.metadata or {}
+        if BLOOM_KEY in footer:
+            bloom = deserialize_bloom_filter(footer[BLOOM_KEY], footer.get(BLOOM_TYPE, b""))
+            candidates = candidates.filter(pa.array(bloom.might_contain_many(candidates)))
+        if len(candidates) == 0:
+            return candidates
+        stored = f.read(columns=[RECORD_KEY])[RECORD_KEY]
     return candidates.filter(pc.is_in(candidates, value_set=stored.combine_chunks()))
 
 

@@ -7,8 +7,8 @@ from typing import NamedTuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
+from ..file_group.base_file import read_base_file
 from ..file_group.fs_view import FileSlice
 from ..file_group.log_file import BlockType, data_block_records, delete_block_keys
 from ..file_group.log_scanner import Visibility, read_valid_blocks
@@ -53,7 +53,7 @@ def slice_rows(storage: Storage, file_slice: FileSlice, schema: pa.Schema,
     work = _work_schema(schema, how)
     base = None
     if file_slice.base_file is not None:
-        base = conform(pq.read_table(storage.full(file_slice.base_file.path), filesystem=storage.fs), work)
+        base = conform(read_base_file(storage, file_slice.base_file.path), work)
         base = _with_keys(base, how)
     if how is None or not file_slice.log_files:
         return SliceRows(base, base, [])

@@ -123,6 +123,13 @@ class Storage:
     def size(self, rel: str) -> int:
         return self.info(rel).size
 
+    def open_input_file(self, rel: str):
+        """A random-access file (on object stores: one HEAD, then ranged GETs)."""
+        try:
+            return self.fs.open_input_file(self.full(rel))
+        except OSError as e:
+            raise self.failed(rel, e) from e
+
     def read_bytes(self, rel: str) -> bytes:
         try:
             with self.fs.open_input_stream(self.full(rel)) as f:

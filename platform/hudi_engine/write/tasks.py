@@ -10,11 +10,11 @@ from typing import Iterator
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from .. import config as C
 from ..cdc import written as cdc_changes
 from ..errors import HoodieValidationError
+from ..file_group.base_file import read_base_file
 from ..file_group.base_file import BaseFileWriter, WriteContext
 from ..file_group.naming import new_file_id
 from ..file_group.tasks import stats_batch, task_identity
@@ -80,8 +80,7 @@ class WriteFileGroup:
         target = self.targets[file_id]
         stored = None
         if target.base_path:
-            stored = pq.read_table(self.ctx.storage.full(target.base_path),
-                                   filesystem=self.ctx.storage.fs)
+            stored = read_base_file(self.ctx.storage, target.base_path)
             stored = conform(stored, self.ctx.file_schema)
         result = merge(stored, incoming, self.spec)
         writer = BaseFileWriter(self.ctx, target.partition, file_id, token,

@@ -9,9 +9,9 @@ from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable
 
-import pyarrow.parquet as pq
 
 from ...bloom import FOOTER_KEY, TYPE_CODE_KEY
+from ...file_group.base_file import read_footer
 from ...file_group.naming import parse_base_file_name
 from ...metadata_table.layout import BLOOM_FILTERS, COLUMN_STATS, FILES
 from ...metadata_table.records import (
@@ -60,7 +60,7 @@ class Changes:
         if not wanted or not paths:
             return
         with ThreadPoolExecutor(max_workers=8) as pool:
-            footers = list(pool.map(lambda p: pq.read_metadata(storage.full(p), filesystem=storage.fs), paths))
+            footers = list(pool.map(lambda p: read_footer(storage, p), paths))
         for path, meta in zip(paths, footers):
             partition, name = posixpath.dirname(path), posixpath.basename(path)
             if COLUMN_STATS in wanted:

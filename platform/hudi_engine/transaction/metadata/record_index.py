@@ -8,9 +8,9 @@ from typing import Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from ...file_group.log_file import BlockType, data_block_records, delete_block_keys, read_log_file
+from ...file_group.base_file import read_base_file
 from ...file_group.naming import parse_base_file_name, parse_log_file_name
 from ...read.reader import read
 from ...schema.meta_fields import COMMIT_TIME, FILE_NAME, PARTITION_PATH, RECORD_KEY
@@ -84,13 +84,13 @@ class KeyChanges:
 
     def _base(self, f: WrittenFile, file_id: str) -> Iterator[pa.RecordBatch]:
         cols = [RECORD_KEY, PARTITION_PATH, COMMIT_TIME]
-        new = pq.read_table(self.storage.full(f.path), columns=cols, filesystem=self.storage.fs)
+        new = read_base_file(self.storage, f.path, columns=cols)
         mine = new if f.all_keys else new.filter(pc.equal(new.column(COMMIT_TIME), self.instant))
         if mine.num_rows:
             yield _batch(mine.column(RECORD_KEY), mine.column(PARTITION_PATH),
                          file_id, False)
         if f.previous_base and self.storage.exists(f.previous_base):
-            old = pq.read_table(self.storage.full(f.previous_base), columns=cols[:2], filesystem=self.storage.fs)
+            old = read_base_file(self.storage, f.previous_base, columns=cols[:2])
             gone = old.filter(pc.invert(pc.is_in(old.column(RECORD_KEY), value_set=new.column(RECORD_KEY).combine_chunks())))
             if gone.num_rows:
                 yield _batch(gone.column(RECORD_KEY), gone.column(PARTITION_PATH),

@@ -10,9 +10,9 @@ import sys
 from pyspark.sql import SparkSession
 
 from .read.datasource import register
-from .spark_files import parquet_frame, spark_opens
+from .spark_files import parquet_frame, spark_opens, task_indexes
 
-__all__ = ["local_spark", "parquet_frame", "register", "spark_opens"]
+__all__ = ["local_spark", "parquet_frame", "register", "spark_opens", "task_indexes"]
 
 
 def local_spark(app_name: str = "hudi-engine", cores: int | None = None, memory: str = "2g",

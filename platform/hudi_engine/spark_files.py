@@ -40,14 +40,19 @@ def spark_opens(spark: SparkSession, storage: Storage) -> bool:
     return _known[scheme]
 
 
+def task_indexes(spark: SparkSession, count: int) -> DataFrame:
+    """Rows 0..count-1 spread over up to 4 tasks per core: executor work (a file, a file slice)
+    picked by index with ``mapInArrow``."""
+    return spark.range(count, numPartitions=max(1, min(count, spark.sparkContext.defaultParallelism * 4)))
+
+
 def parquet_frame(spark: SparkSession, storage: Storage, paths: list[str], schema: pa.Schema) -> DataFrame:
     """The rows of the parquet files at ``paths`` (relative to ``storage``) in ``schema``'s columns;
     a column a file lacks reads as nulls."""
     if spark_opens(spark, storage):
         return spark.read.schema(from_arrow_schema(schema)).parquet(*[storage.uri(p) for p in paths])
-    count = len(paths)
-    indexes = spark.range(count, numPartitions=max(1, min(count, spark.sparkContext.defaultParallelism * 4)))
-    return indexes.mapInArrow(ReadParquetFiles(storage, tuple(paths), schema), from_arrow_schema(schema))
+    return task_indexes(spark, len(paths)).mapInArrow(ReadParquetFiles(storage, tuple(paths), schema),
+                                                      from_arrow_schema(schema))
 
 
 class ReadParquetFiles:
@@ -62,8 +67,7 @@ class ReadParquetFiles:
                 yield from self.read(self.paths[index])
 
     def read(self, rel: str) -> Iterator[pa.RecordBatch]:
-        storage = self.storage
-        with storage.fs.open_input_file(storage.full(rel)) as raw:
+        with self.storage.open_input_file(rel) as raw:
             parquet = pq.ParquetFile(raw)
             columns = [f.name for f in self.schema if f.name in parquet.schema_arrow.names]
             for group in range(parquet.num_row_groups):

@@ -33,7 +33,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 from hudi_engine.api import avro_to_arrow
 from hudi_engine.config import HoodieConfig
 from hudi_engine.errors import HoodieConfigError, HoodieValidationError
-from hudi_engine.spark import parquet_frame, spark_opens
+from hudi_engine.spark import parquet_frame, spark_opens, task_indexes
 from hudi_engine.storage import Storage
 
 from ..keys import files as K
@@ -230,10 +230,8 @@ class AvroDFSSource(_DFSSource):
         # Error rows carry no data, so every data column is nullable in the decoded rows.
         out = StructType([StructField(f.name, f.dataType, True, f.metadata) for f in schema.fields]
                          + [StructField(c, StringType()) for c in (ERROR_REASON, ERROR_MESSAGE, POSITION)])
-        count = len(files)
-        indexes = spark.range(count, numPartitions=max(1, min(count, spark.sparkContext.defaultParallelism * 4)))
         decode = _DecodeAvroFiles(self.storage, [f.path for f in files], self.schema_avro, to_arrow_schema(out))
-        rows = indexes.mapInArrow(decode, out)
+        rows = task_indexes(spark, len(files)).mapInArrow(decode, out)
         failed = F.col(ERROR_REASON).isNotNull()
         # No column at all (no file of the batch is readable Avro): no data rows to give.
         data = rows.where(~failed).drop(ERROR_REASON, ERROR_MESSAGE, POSITION) if schema.fields else None

@@ -13,6 +13,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 
+from hudi_engine.spark import task_indexes
 from hudi_engine.storage import Storage
 
 VALUE, LINE = "value", "_hoodie_streamer_line"
@@ -26,10 +27,8 @@ def lines_frame(spark: SparkSession, storage: Storage, paths: list[str], positio
     """(``value``, ``_hoodie_streamer_line``, ``position_column``): each non-blank line of the files
     at ``paths``, its 0-based line number in its file and the file's position text."""
     schema = pa.schema([(VALUE, pa.string()), (LINE, pa.int64()), (position_column, pa.string())])
-    count = len(paths)
-    indexes = spark.range(count, numPartitions=max(1, min(count, spark.sparkContext.defaultParallelism * 4)))
     read = _ReadLines(storage, tuple(paths), tuple(positions), schema, encoding)
-    return indexes.mapInArrow(read, from_arrow_schema(schema))
+    return task_indexes(spark, len(paths)).mapInArrow(read, from_arrow_schema(schema))
 
 
 class _ReadLines:

@@ -19,7 +19,7 @@ from ..config import HoodieConfig
 from ..file_group.fs_view import FileSlice
 from ..merge.record_merger import DELETE, OP_COLUMN
 from ..schema.meta_fields import FILE_NAME, PARTITION_PATH, RECORD_KEY
-from ..spark_files import parquet_frame
+from ..spark_files import parquet_frame, task_indexes
 from ..storage import Storage
 from .bloom import MATCH_SCHEMA, RANGE_SCHEMA, BaseFileRef, CheckCandidates, KeyRanges
 from .bucket import bucket_ids
@@ -66,8 +66,7 @@ def stored_locations(spark: SparkSession, storage: Storage, slices: list[FileSli
 
 def _bloom_matches(spark: SparkSession, storage: Storage, refs: list[BaseFileRef], incoming: DataFrame,
                    cfg: HoodieConfig) -> DataFrame:
-    parallelism = max(1, min(len(refs), spark.sparkContext.defaultParallelism * 4))
-    ranges = (spark.range(len(refs), numPartitions=parallelism)
+    ranges = (task_indexes(spark, len(refs))
               .mapInArrow(KeyRanges(storage, tuple(refs)), _ddl(RANGE_SCHEMA)).collect())
     files = spark.createDataFrame([tuple(r) for r in ranges], _ddl(RANGE_SCHEMA))
     keys = incoming.select(F.col(RECORD_KEY).alias("_k"), F.col(PARTITION_PATH).alias("_kp")).distinct()

@@ -37,6 +37,7 @@ from ..file_group.naming import parse_base_file_name
 from ..merge.record_merger import MergeSpec
 from ..metadata_table.reader import table_view
 from ..schema.meta_fields import COMMIT_TIME, RECORD_KEY
+from ..spark_files import task_indexes
 from ..storage import Storage
 from ..table.meta_client import HoodieTable
 from ..timeline.avro_models import decode_instant_avro
@@ -83,9 +84,7 @@ def read_cdc(spark: SparkSession, table: HoodieTable, options: dict | None = Non
     schema = from_arrow_schema(QUERY_SCHEMA)
     if not plan.groups:
         return spark.createDataFrame([], schema)
-    count = len(plan.groups)
-    indexes = spark.range(count, numPartitions=max(1, min(count, spark.sparkContext.defaultParallelism * 4)))
-    return indexes.mapInArrow(_ReadChanges(table.storage, plan), schema)
+    return task_indexes(spark, len(plan.groups)).mapInArrow(_ReadChanges(table.storage, plan), schema)
 
 
 def cdc_batches(spark: SparkSession, base_path: str, begin: str = "0",

@@ -15,7 +15,7 @@ from pyspark.sql.pandas.types import from_arrow_schema
 
 from ..expr.skipping import predicates, to_expression
 from ..schema.meta_fields import COMMIT_TIME
-from ..spark_files import parquet_frame
+from ..spark_files import parquet_frame, task_indexes
 from ..spark_jobs import storage_settings
 from ..storage import Storage
 from ..table.meta_client import HoodieTable
@@ -71,9 +71,7 @@ class _ReadSlices:
 
 
 def _merged_scan(spark: SparkSession, table: HoodieTable, plan: ReadPlan) -> DataFrame:
-    count = len(plan.merged_slices)
-    indexes = spark.range(count, numPartitions=max(1, min(count, spark.sparkContext.defaultParallelism * 4)))
-    return indexes.mapInArrow(_ReadSlices(table.storage, plan), from_arrow_schema(plan.schema))
+    return task_indexes(spark, len(plan.merged_slices)).mapInArrow(_ReadSlices(table.storage, plan), from_arrow_schema(plan.schema))
 
 
 def _scan_groups(table: HoodieTable, plan: ReadPlan) -> list[tuple[pa.Schema, set[str], list[str]]]:

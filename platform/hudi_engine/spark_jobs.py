@@ -17,7 +17,7 @@ from pyspark.sql import SparkSession
 from . import progress, storage
 
 @contextmanager
-def storage_settings(spark: SparkSession, options: dict | None = None) -> Iterator[None]:
+def storage_scope(spark: SparkSession, options: dict | None = None) -> Iterator[None]:
     """Storage settings as Hadoop users give them: the session's ``spark.hadoop.fs.*`` for the
     process (as Hadoop's configuration), a read's or write's ``fs.*`` options for that call."""
     storage.configure(spark.conf.getAll)

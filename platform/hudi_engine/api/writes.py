@@ -8,7 +8,7 @@ from .. import config as C
 from ..config import HoodieConfig
 from ..services.compaction import compact_inline
 from ..services.inline import table_services_after_commit
-from ..spark_jobs import storage_settings
+from ..spark_jobs import storage_scope
 from ..sync import sync_after_commit
 from ..table.meta_client import HoodieTable
 from ..write.writer import write_operation
@@ -19,7 +19,7 @@ def write(df: DataFrame, base_path: str, options: dict | None = None,
     """Write ``df`` to the Hudi table at ``base_path`` (``hoodie.*`` options); returns the
     committed instant time."""
     spark = df.sparkSession
-    with storage_settings(spark, options):
+    with storage_scope(spark, options):
         committed = write_operation(df, base_path, options, extra_metadata)
         table = HoodieTable.load(base_path)
         cfg = HoodieConfig({**(options or {}), **table.props})

@@ -134,7 +134,8 @@ def register(spark: SparkSession) -> None:
     # The reader prunes slices with the filters Spark pushes; Spark refuses a reader that can take
     # filters while Python filter pushdown is off (its default).
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
-    storage.configure(spark.conf.getAll)
-    settings = storage.storage_settings(spark.conf.getAll)
+    conf = spark.conf.getAll
+    storage.configure(conf)
+    settings = storage.storage_settings(conf)
     # A subclass made here is pickled by value, settings and all, into the worker that plans reads.
     spark.dataSource.register(type("HudiDataSource", (HudiDataSource,), {"session_settings": settings}))

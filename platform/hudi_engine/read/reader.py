@@ -16,7 +16,7 @@ from pyspark.sql.pandas.types import from_arrow_schema
 from ..expr.skipping import predicates, to_expression
 from ..schema.meta_fields import COMMIT_TIME
 from ..spark_files import parquet_frame, task_indexes
-from ..spark_jobs import storage_settings
+from ..spark_jobs import storage_scope
 from ..storage import Storage
 from ..table.meta_client import HoodieTable
 from .cdc import read_cdc
@@ -28,7 +28,7 @@ def read(spark: SparkSession, base_path: str, options: dict | None = None, filte
     """A query of the table. ``filters``: ``(column, op, value)`` triples (as hudi-rs takes them),
     all of which rows must satisfy; they also prune what is read (partitions, and with the metadata
     table, file groups by record index and files by column stats)."""
-    with storage_settings(spark, options):
+    with storage_scope(spark, options):
         table = HoodieTable.load(base_path)
         if is_cdc_query(options):
             return read_cdc(spark, table, options)

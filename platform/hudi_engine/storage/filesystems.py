@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 
 S3_SCHEMES = ("s3", "s3a", "s3n")
 SCHEMES = {**{s: "s3" for s in S3_SCHEMES}, "gs": "gs", "gcs": "gs", "abfs": "abfs", "abfss": "abfs",
-           "hdfs": "hdfs", "viewfs": "hdfs", "file": "file"}
+           "hdfs": "hdfs", "file": "file"}
 
 _clients: dict[tuple, pafs.FileSystem] = {}
 _regions: dict[str, str | None] = {}

@@ -112,26 +112,24 @@ resource "helm_release" "lakehouse" {
   timeout           = 900
 
   values = [yamlencode({
-    global        = { sparkServiceAccount = var.spark_service_account }
-    jobNamespaces = var.job_namespaces
-    storage = {
-      bucket                    = local.bucket_name
-      serviceAccountAnnotations = local.role_annotation
-      credentialsSecret         = var.credentials_secret
+    # global.storage reaches every chart that touches storage (the metastore's warehouse is
+    # s3a://<bucket>/warehouse); the job namespaces are one list that each subchart gets a copy of.
+    global = {
+      sparkServiceAccount = var.spark_service_account
+      storage = {
+        bucket                    = local.bucket_name
+        serviceAccountAnnotations = local.role_annotation
+        credentialsSecret         = var.credentials_secret
+      }
     }
+    jobNamespaces    = var.job_namespaces
+    createNamespaces = false # kubernetes_namespace_v1.jobs makes them
     "hudi-operator" = {
-      enabled                  = var.components.hudi_operator
-      replicaCount             = var.operator_replicas
-      watchNamespaces          = var.job_namespaces
-      serviceAccount           = { annotations = local.role_annotation }
-      storageCredentialsSecret = var.credentials_secret
+      enabled         = var.components.hudi_operator
+      replicaCount    = var.operator_replicas
+      watchNamespaces = var.job_namespaces
     }
-    "hive-metastore" = {
-      enabled                  = var.components.hive_metastore
-      warehouseDir             = "s3a://${local.bucket_name}/warehouse"
-      serviceAccount           = { annotations = local.role_annotation }
-      storageCredentialsSecret = var.credentials_secret
-    }
+    "hive-metastore"        = { enabled = var.components.hive_metastore }
     "spark-operator"        = { enabled = var.components.spark_operator, spark = { jobNamespaces = var.job_namespaces } }
     strimzi                 = { enabled = var.components.strimzi, watchNamespaces = var.job_namespaces }
     kafka                   = { enabled = var.components.kafka, namespace = var.job_namespaces[0] }

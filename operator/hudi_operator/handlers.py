@@ -177,7 +177,7 @@ async def table_deleted(body: kopf.Body, name: str, namespace: str, memo: kopf.M
     else:
         _event(owner, lifecycle.NORMAL, "DataRetained", f"deletionPolicy {policy}: the data at "
                                                         f"{base_path or 'basePath'} is kept")
-    METRICS.table(namespace, name, forget=True)
+    METRICS.forget_table(namespace, name)
     memo.tables.pop((namespace, name), None)
     memo.locks.pop(("HudiTable", namespace, name), None)
 
@@ -216,6 +216,7 @@ async def reconcile_table(memo: kopf.Memo, namespace: str, name: str) -> None:
         if status["phase"] != previous.get("phase") and status["phase"] != DEGRADED:
             _event(body, lifecycle.NORMAL, status["phase"], status["message"])
         await _write_status(memo.kube, HUDI_TABLE, body, status)
+        METRICS.table_phase(namespace, name, status["phase"])
         METRICS.reconciled("HudiTable", result)
 
 
@@ -279,7 +280,8 @@ async def _converge_table(memo: kopf.Memo, body: dict[str, Any], now: _dt.dateti
     memo.tables[(namespace, name)] = observed
     if observed is not None:
         committed = observed.last_commit_time.timestamp() if observed.last_commit_time else None
-        METRICS.table(namespace, name, observed.pending_compactions, committed)
+        METRICS.table(namespace, name, pending_compactions=observed.pending_compactions,
+                      pending_clusterings=observed.pending_clusterings, last_commit_epoch=committed)
     return status
 
 
@@ -454,7 +456,8 @@ def _event(body: dict[str, Any], type_: str, reason: str, message: str) -> None:
 async def _retrying(kind: str, reconcile: Any) -> None:
     """Kubernetes API failures are retried by kopf with backoff (counted as errors)."""
     try:
-        await reconcile
+        with METRICS.timed(kind):
+            await reconcile
     except ApiError as exc:
         METRICS.reconciled(kind, "error")
         raise kopf.TemporaryError(f"Kubernetes API: {exc}", delay=10) from exc

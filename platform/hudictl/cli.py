@@ -19,7 +19,7 @@ EPILOG = """examples:
   hudictl run -f orders-table.yaml -f orders-pipeline.yaml --once --secrets-dir ./secrets
   hudictl status -f orders-table.yaml -f orders-pipeline.yaml
   hudictl table timeline --base-path ./lake/orders --limit 10
-  hudictl platform install --set storage.bucket=my-lakehouse     # the Helm chart, via pyhelm3
+  hudictl platform install --set global.storage.bucket=my-lakehouse     # the Helm chart, via pyhelm3
 """
 
 

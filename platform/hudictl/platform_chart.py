@@ -17,7 +17,7 @@ import yaml
 from .compact import parse_conf
 
 EXAMPLE = """examples:
-  hudictl platform install --set storage.bucket=my-lakehouse --values prod.yaml --wait
+  hudictl platform install --set global.storage.bucket=my-lakehouse --values prod.yaml --wait
   hudictl platform upgrade --set hudi-operator.replicaCount=2
   hudictl platform template --set kafka.enabled=false > lakehouse.yaml     # what would be applied
   hudictl platform uninstall                      # tables' data stays (deletionPolicy decides)

@@ -1,6 +1,7 @@
 """The Helm charts, through a real ``helm`` (v4, from .ci/install-helm): lint and template with default
 and non-default values; every rendered object checked against Kubernetes' own schemas
-(kubernetes-validate) or, for custom resources, the CRDs we ship; assertions on what matters to a
+(kubernetes-validate) or, for custom resources, the CRDs in the render or the vendored third-party
+charts' (ServiceMonitor, PrometheusRule, PodMonitor); assertions on what matters to a
 platform team (RBAC scope from rbac.py, probes, hardening, labels, alerts on real metrics checked by
 Prometheus' own promtool); values.schema.json refusing bad values by name. No cluster is involved."""
 from __future__ import annotations
@@ -11,22 +12,16 @@ import shutil
 import subprocess
 from typing import Any
 
-import jsonschema
 import pytest
 import yaml
 
 from hudi_operator import rbac
-from hudi_operator.api.crds import crd_manifests, peering_crds
-from hudi_operator.metrics import METRICS
-from tests.support.helm import CHARTS, helm, refusal, set_args, template, umbrella_with_local_subcharts
-from tests.support.kubernetes_schemas import errors as kubernetes_errors
+from tests.support.helm import CHARTS, helm, refusal, set_args, template, vendored_crds
+from tests.support.kubernetes_schemas import render_errors
+from tests.support.prometheus import exported_series_names
 
 OPERATOR, METASTORE, UMBRELLA = CHARTS / "hudi-operator", CHARTS / "hive-metastore", CHARTS / "hudi-lakehouse"
 WORKLOADS = ("Deployment", "StatefulSet")
-# Kinds whose schema is not available here (the Prometheus and Strimzi operators' CRDs cannot be
-# downloaded): checked for their structure below instead.
-THIRD_PARTY = {("monitoring.coreos.com/v1", "ServiceMonitor"), ("monitoring.coreos.com/v1", "PrometheusRule"),
-               ("kafka.strimzi.io/v1beta2", "Kafka"), ("kafka.strimzi.io/v1beta2", "KafkaNodePool")}
 
 OPERATOR_VALUES = {
     "default": {},
@@ -37,25 +32,10 @@ OPERATOR_VALUES = {
     "clusterwide-ha": {"replicaCount": "3", "logVerbose": "true"},
 }
 METASTORE_VALUES = {
-    "default": {},
+    "default": {"global.storage.bucket": "lake"},       # what the umbrella passes
     "external": {"database.mode": "external", "database.external.host": "pg.db", "database.passwordSecret": "pg-auth",
-                 "networkPolicy.enabled": "true"},
+                 "networkPolicy.enabled": "true", "warehouseDir": "gs://lake/warehouse"},
 }
-
-
-# The openAPIV3Schema of each kind whose CRD we ship, by (apiVersion, kind).
-OUR_SCHEMAS = {(f"{c['spec']['group']}/{c['spec']['versions'][0]['name']}", c["spec"]["names"]["kind"]):
-               c["spec"]["versions"][0]["schema"]["openAPIV3Schema"] for c in crd_manifests() + peering_crds()}
-
-
-def schema_errors(obj: dict[str, Any]) -> list[str]:
-    """Validation as the API server would do it, for the kinds whose schema we have."""
-    key = (obj["apiVersion"], obj["kind"])
-    if key in THIRD_PARTY:
-        return [] if obj.get("spec") else [f"{key}: no spec"]
-    if key in OUR_SCHEMAS:
-        return [e.message for e in jsonschema.Draft7Validator(OUR_SCHEMAS[key]).iter_errors(obj)]
-    return kubernetes_errors(obj)
 
 
 def by_kind(objects: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
@@ -74,41 +54,7 @@ def test_charts_lint_strictly_and_every_object_validates(chart, values):
     helm("lint", str(chart), "--strict", *set_args(values))
     objects = template(chart, values)
     assert objects
-    for obj in objects:
-        assert schema_errors(obj) == [], f"{obj['kind']}/{obj['metadata']['name']}"
-
-
-def test_umbrella_renders_its_own_charts_and_resources(tmp_path):
-    """The umbrella with the project's two charts built in; the third-party dependencies are declared
-    (checked below) but cannot be fetched here, so they are not rendered."""
-    objects = template(umbrella_with_local_subcharts(tmp_path))
-    for obj in objects:
-        assert schema_errors(obj) == [], f"{obj['kind']}/{obj['metadata']['name']}"
-    names = {(o["kind"], o["metadata"]["name"]) for o in objects}
-    assert {("Deployment", "release-hudi-operator"), ("Deployment", "release-hive-metastore"),
-            ("StatefulSet", "release-hive-metastore-postgresql"), ("Kafka", "lakehouse-kafka"),
-            ("KafkaNodePool", "lakehouse-kafka-dual"), ("ServiceAccount", "hudi-spark"),
-            ("PrometheusRule", "release-hudi-operator"), ("ServiceMonitor", "release-hudi-operator")} <= names
-    (role,) = [o for o in by_kind(objects, "Role") if o["metadata"]["name"] == "hudi-spark"]
-    assert role["metadata"]["namespace"] == "lakehouse"
-    operator_env = {e["name"]: e.get("value") for e in containers(
-        next(o for o in by_kind(objects, "Deployment") if o["metadata"]["name"] == "release-hudi-operator"))[0]["env"]}
-    assert operator_env["WATCH_NAMESPACES"] == "lakehouse" and operator_env["SPARK_SERVICE_ACCOUNT"] == "hudi-spark"
-    kafka = next(o for o in objects if o["kind"] == "Kafka")
-    assert kafka["metadata"]["annotations"]["strimzi.io/kraft"] == "enabled" and "zookeeper" not in kafka["spec"]
-
-
-def test_umbrella_declares_each_component_switchable():
-    meta = yaml.safe_load((UMBRELLA / "Chart.yaml").read_text())
-    values = yaml.safe_load((UMBRELLA / "values.yaml").read_text())
-    deps = {d.get("alias", d["name"]): d for d in meta["dependencies"]}
-    assert set(deps) == {"hudi-operator", "hive-metastore", "spark-operator", "strimzi", "kube-prometheus-stack"}
-    for key, dep in deps.items():
-        assert dep["condition"] == f"{key}.enabled" and values[key]["enabled"] is True
-        assert dep["repository"].startswith(("https://", "file://../")) and re.fullmatch(r"\d+\.\d+\.\d+", dep["version"])
-    local = {d["name"]: d["version"] for d in meta["dependencies"] if d["repository"].startswith("file://")}
-    for name, version in local.items():
-        assert yaml.safe_load((CHARTS / name / "Chart.yaml").read_text())["version"] == version
+    assert render_errors(objects, vendored_crds()) == []
 
 
 # --- what the operator's chart grants and runs -----------------------------------------------------------
@@ -163,7 +109,7 @@ def test_every_pod_is_hardened_probed_and_bounded(chart, values):
 
 @pytest.mark.parametrize("chart", [OPERATOR, METASTORE], ids=["operator", "metastore"])
 def test_every_object_carries_the_platform_labels(chart):
-    for obj in template(chart):
+    for obj in template(chart, METASTORE_VALUES["default"] if chart == METASTORE else {}):
         if obj["kind"] == "CustomResourceDefinition":
             continue
         labels = obj["metadata"].get("labels", {})
@@ -188,10 +134,10 @@ def test_alerts_use_only_metrics_the_operator_exports_and_promtool_accepts_them(
     (rule,) = by_kind(template(OPERATOR, OPERATOR_VALUES["namespaced-ha"]), "PrometheusRule")
     alerts = {r["alert"]: r["expr"] for g in rule["spec"]["groups"] for r in g["rules"]}
     assert {"HudiPipelineFailing", "HudiTableCommitStale", "HudiCompactionsPilingUp"} <= set(alerts)
-    exported = {family.name + ("_total" if family.type == "counter" else "") for family in METRICS.registry.collect()}
+    exported = exported_series_names()     # the operator's and the streamer's
     for name, expr in alerts.items():
         used = set(re.findall(r"\b(hudi_[a-z_]+)\b", expr))
-        assert used and used <= exported, f"{name} uses {used - exported}"
+        assert (used or "up{" in expr) and used <= exported, f"{name} uses {used - exported}"   # up: scrapes
     rules_file = tmp_path / "rules.yaml"
     rules_file.write_text(yaml.safe_dump({"groups": rule["spec"]["groups"]}))
     promtool = shutil.which("promtool")
@@ -212,16 +158,10 @@ def test_alerts_use_only_metrics_the_operator_exports_and_promtool_accepts_them(
     (METASTORE, {"database.mode": "external"}, "/database/external/host"),
     (METASTORE, {"database.mode": "sqlite"}, "/database/mode"),
     (METASTORE, {"warehouseDir": "/warehouse"}, "/warehouseDir"),
+    (METASTORE, {}, "set warehouseDir (e.g. s3a://my-bucket/warehouse), or global.storage.bucket"),
 ], ids=lambda v: str(v)[:50])
 def test_bad_values_are_refused_naming_the_field(chart, values, message):
     assert message in refusal(chart, values)
-
-
-def test_umbrella_refuses_bad_values(tmp_path):
-    chart = umbrella_with_local_subcharts(tmp_path)
-    assert "/storage/bucket" in refusal(chart, {"storage.bucket": "s3://lake/path"})
-    assert "/kafka/replicas" in refusal(chart, {"kafka.replicas": "0"})
-    assert "hudi-operator:\n- at '/replicaCount'" in refusal(chart, {"hudi-operator.replicaCount": "0"})
 
 
 @pytest.mark.parametrize("chart", [OPERATOR, METASTORE, UMBRELLA], ids=lambda c: c.name)

@@ -13,7 +13,7 @@ import kmock
 import pytest
 import yaml
 
-from tests.support.helm import helm_binary, umbrella_with_local_subcharts
+from tests.support.helm import built_umbrella, helm_binary, load_all
 from tests.support.kube_api import ApiServer, declare, write_kubeconfig
 
 
@@ -23,14 +23,14 @@ def hudictl_platform(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_template_renders_the_umbrella_with_values_files_and_sets(tmp_path):
-    chart = umbrella_with_local_subcharts(tmp_path)
+    chart = built_umbrella(tmp_path)
     values = tmp_path / "prod.yaml"
-    values.write_text(yaml.safe_dump({"storage": {"bucket": "prod-lake"}, "hudi-operator": {"replicaCount": 3}}))
+    values.write_text(yaml.safe_dump({"global": {"storage": {"bucket": "prod-lake"}}, "hudi-operator": {"replicaCount": 3}}))
     done = hudictl_platform("template", "--chart", str(chart), "-f", str(values),
                             "--set", "hudi-operator.replicaCount=2", "--set", "kafka.enabled=false")
     assert done.returncode == 0, done.stderr
-    objects = [d for d in yaml.safe_load_all(done.stdout) if d]
-    (operator,) = [o for o in objects if o["kind"] == "Deployment" and "operator" in o["metadata"]["name"]]
+    objects = load_all(done.stdout)
+    (operator,) = [o for o in objects if o["kind"] == "Deployment" and o["metadata"]["name"].endswith("hudi-operator")]
     assert operator["spec"]["replicas"] == 2                                   # --set wins over --values
     assert not [o for o in objects if o["kind"] == "Kafka"]
     assert {"huditables.lakehouse.hudi.dev", "hudipipelines.lakehouse.hudi.dev"} <= {
@@ -38,14 +38,14 @@ def test_template_renders_the_umbrella_with_values_files_and_sets(tmp_path):
 
 
 def test_bad_values_are_refused_by_the_charts_schema(tmp_path):
-    done = hudictl_platform("template", "--chart", str(umbrella_with_local_subcharts(tmp_path)),
-                            "--set", "storage.bucket=s3://lake/x")
-    assert done.returncode == 1 and "/storage/bucket" in done.stderr
+    done = hudictl_platform("template", "--chart", str(built_umbrella(tmp_path)),
+                            "--set", "global.storage.bucket=s3://lake/x")
+    assert done.returncode == 1 and "/global/storage/bucket" in done.stderr
 
 
 @pytest.mark.asyncio
 async def test_install_dry_run_against_the_api_stand_in_changes_nothing(tmp_path):
-    chart = umbrella_with_local_subcharts(tmp_path)
+    chart = built_umbrella(tmp_path)
     server = ApiServer()
     declare(server, "v1/secrets", "Secret")
     declare(server, "v1/namespaces", "Namespace", namespaced=False)
@@ -53,7 +53,7 @@ async def test_install_dry_run_against_the_api_stand_in_changes_nothing(tmp_path
         kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", server, "admin")
         process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "hudictl.cli", "platform", "install", "--dry-run", "--chart", str(chart),
-            "--kubeconfig", str(kubeconfig), "--set", "storage.bucket=lake", "--helm", helm_binary(),
+            "--kubeconfig", str(kubeconfig), "--set", "global.storage.bucket=lake", "--helm", helm_binary(),
             stderr=asyncio.subprocess.PIPE)
         _, err = await asyncio.wait_for(process.communicate(), 120)
         assert process.returncode == 0, err.decode()

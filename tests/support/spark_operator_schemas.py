@@ -1,14 +1,16 @@
-"""The Kubeflow Spark operator's own CRDs (``../shared/crds/spark-operator``, or
-``$SPARK_OPERATOR_CRDS``) as validators of the manifests the planner generates: no API server can
-run here, so this is what it would check — the openAPIV3Schema, the list-type rules, and the
-ObjectMeta rules every object's metadata must follow.
+"""The Kubeflow Spark operator's own CRDs as validators of the manifests the planner generates: no
+API server can run here, so this is what it would check — the openAPIV3Schema, the list-type
+rules, and the ObjectMeta rules every object's metadata must follow.
+
+The CRDs are read from ``../shared/crds/spark-operator`` and nowhere else: the release the umbrella
+chart pins (a test holds them equal to the vendored chart's ``crds/``), so a manifest cannot pass
+against a newer development CRD while failing on the operator that is installed.
 
 The schemas are applied strictly: a field the CRD does not define is an error, because the API
 server would silently prune it and the job would run without it."""
 from __future__ import annotations
 
 import copy
-import os
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -25,23 +27,25 @@ _LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 _QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 
 
-def crd_dir() -> Path:
-    return Path(os.environ.get("SPARK_OPERATOR_CRDS", ROOT.parent / "shared" / "crds" / "spark-operator"))
+CRD_DIR = ROOT.parent / "shared" / "crds" / "spark-operator"
+KINDS = ("SparkApplication", "ScheduledSparkApplication")
 
 
 @lru_cache(maxsize=None)
 def schemas() -> dict[str, dict]:
     """openAPIV3Schema of each kind (SparkApplication, ScheduledSparkApplication) at v1beta2."""
     found = {}
-    for path in sorted(crd_dir().glob("*.yaml")):
+    for path in sorted(CRD_DIR.glob("*.yaml")):
         for crd in yaml.safe_load_all(path.read_text()):
             if not crd or crd.get("kind") != "CustomResourceDefinition":
                 continue
             for version in crd["spec"]["versions"]:
                 if f"{crd['spec']['group']}/{version['name']}" == GROUP_VERSION:
                     found[crd["spec"]["names"]["kind"]] = _strict(copy.deepcopy(version["schema"]["openAPIV3Schema"]))
-    if not found:
-        raise FileNotFoundError(f"no {GROUP_VERSION} CRDs under {crd_dir()}; set SPARK_OPERATOR_CRDS")
+    missing = [kind for kind in KINDS if kind not in found]
+    if missing:
+        raise FileNotFoundError(f"no {GROUP_VERSION} CRD of {', '.join(missing)} under {CRD_DIR}: the Spark "
+                                "operator release the umbrella chart pins must be there")
     return found
 
 

@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 import yaml
 
-from hudi_operator.api import (API_GROUP, API_VERSION, PYSPARK_VERSION, SPARK_DEFAULTS, DriverSpec, ExecutorSpec,
-                               HudiPipelineResource, HudiTableResource, SparkSpec, SpecError, check_update, load,
-                               to_json)
+from hudi_operator.api import (API_GROUP, API_VERSION, PYSPARK_VERSION, SPARK_DEFAULTS, Capabilities, DriverSpec,
+                               ExecutorSpec, HudiPipelineResource, HudiTableResource, PodSecurityContext,
+                               RestartPolicySpec, SecurityContext, SparkSpec, SpecError, check_update, load,
+                               load_spark, to_json)
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "operator" / "examples"
@@ -58,13 +59,13 @@ def test_attributes_are_the_snake_case_of_the_fields() -> None:
     assert table.storage.credentials_secret == "lake-s3-credentials"
     assert table.spark.executor.instances == 2
     assert table.record_key == ("order_id",) and table.partition_fields == ("order_date",)
-    assert table.catalog_sync[0].metastore_uris == "thrift://hive-metastore.lakehouse.svc:9083"
+    assert table.catalog_sync[0].metastore_uris == "thrift://lakehouse-hive-metastore.hudi-platform.svc:9083"
     silver = load(example("silver-pipeline.yaml")).spec
     assert silver.source.hudi_incremental.instants_per_batch == 20
     assert silver.source.hudi_incremental.table_ref.name == "orders"
     assert [t.flatten for t in silver.transformations] == [True, None]
     kafka = load(example("orders-kafka-pipeline.yaml")).spec.source.kafka
-    assert kafka.security.password_secret.name == "orders-kafka-user"
+    assert kafka.security.jaas_config_secret.key == "sasl.jaas.config"
     assert kafka.max_events_per_batch == 500000
 
 
@@ -88,8 +89,10 @@ def test_defaults_are_applied() -> None:
     assert (pipeline.upgrade.rollback_on_failure, pipeline.upgrade.stable_after_seconds) == (False, 300)
     assert (pipeline.mode.min_sync_interval_seconds, pipeline.mode.concurrency_policy) == (60, "Forbid")
     assert pipeline.source.files.format == "json" and pipeline.spark is None
-    debezium = load(example("customers-debezium-pipeline.yaml")).spec.source.debezium
-    assert (debezium.kafka.security.protocol, debezium.kafka.starting_offsets) == ("PLAINTEXT", "earliest")
+    debezium = example("customers-debezium-pipeline.yaml")
+    del debezium["spec"]["source"]["debezium"]["kafka"]["security"]
+    kafka = load(debezium).spec.source.debezium.kafka
+    assert (kafka.security.protocol, kafka.starting_offsets) == ("PLAINTEXT", "earliest")
 
 
 def test_metadata_and_status_come_through() -> None:
@@ -134,16 +137,33 @@ def test_effective_key_generator(record_key: list[str], partitions: list[str], k
 def test_spark_version_default_is_the_pinned_pyspark() -> None:
     pins = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     assert f"pyspark=={PYSPARK_VERSION}" in pins
-    assert load(example("customers-table.yaml")).spec.spark.spark_version == PYSPARK_VERSION
+    assert SPARK_DEFAULTS.merged(load(example("customers-table.yaml")).spec.spark).spark_version == PYSPARK_VERSION
 
 
-def test_a_table_spark_spec_is_completed_with_the_defaults() -> None:
+def test_a_table_spark_spec_is_as_written_and_the_defaults_lie_under_it() -> None:
     bare = load(example("customers-table.yaml")).spec.spark
-    assert bare == SPARK_DEFAULTS
-    assert (bare.driver.cores, bare.driver.memory, bare.executor.instances, bare.executor.memory) == (1, "1g", 1, "2g")
-    assert bare.image is None                      # the operator's configured image
-    orders = load(example("orders-table.yaml")).spec.spark
+    assert bare == SparkSpec()                     # the planner lays it over the platform's settings
+    assert SPARK_DEFAULTS.merged(bare) == SPARK_DEFAULTS
+    defaults = SPARK_DEFAULTS
+    assert (defaults.driver.cores, defaults.driver.memory, defaults.executor.instances,
+            defaults.executor.memory) == (1, "1g", 1, "2g")
+    assert defaults.image is None                  # the operator's configured image
+    orders = SPARK_DEFAULTS.merged(load(example("orders-table.yaml")).spec.spark)
     assert (orders.driver.cores, orders.driver.memory, orders.executor.instances) == (1, "2g", 2)
+
+
+def test_the_default_job_pods_meet_restricted_pod_security() -> None:
+    """The rules of the restricted Pod Security Standard a pod spec can break, checked on the defaults
+    (the Spark image's user is 185, as the jobs' Dockerfile says)."""
+    pod, container = SPARK_DEFAULTS.pod_security_context, SPARK_DEFAULTS.security_context
+    assert pod.run_as_non_root is True and pod.run_as_user == 185 != 0
+    assert pod.seccomp_profile.type == "RuntimeDefault"
+    assert container.allow_privilege_escalation is False and container.privileged is None
+    assert container.capabilities == Capabilities(drop=("ALL",))
+    assert container.read_only_root_filesystem is True
+    assert "USER 185" in (ROOT / "jobs" / "Dockerfile").read_text()
+    restart = SPARK_DEFAULTS.restart_policy
+    assert (restart.type, restart.on_failure_retries, restart.on_failure_retry_interval_seconds) == ("OnFailure", 10, 30)
 
 
 def test_pipeline_spark_overrides_the_table_field_by_field() -> None:
@@ -168,12 +188,50 @@ def test_merged_maps_merge_key_by_key_and_tolerations_replace() -> None:
     assert base.merged(SparkSpec(tolerations=({"key": "other"},))).tolerations == ({"key": "other"},)
 
 
+def test_security_contexts_and_affinity_are_replaced_whole_and_the_restart_policy_merges() -> None:
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["spark"]}]}]}}}
+    base = SPARK_DEFAULTS.merged(SparkSpec(affinity=affinity, image_pull_secrets=("regcred",)))
+    # an OpenShift-style namespace assigns its own user: the pod context is replaced, not merged, so the
+    # default runAsUser 185 does not survive
+    openshift = PodSecurityContext(run_as_non_root=True)
+    top = SparkSpec(pod_security_context=openshift, affinity={"podAntiAffinity": {}},
+                    restart_policy=RestartPolicySpec(type="Always"), driver=DriverSpec(core_request="500m"))
+    merged = base.merged(top)
+    assert merged.pod_security_context == openshift and merged.pod_security_context.run_as_user is None
+    assert merged.security_context == SPARK_DEFAULTS.security_context          # not set above: kept whole
+    assert merged.affinity == {"podAntiAffinity": {}}
+    assert (merged.restart_policy.type, merged.restart_policy.on_failure_retry_interval_seconds) == ("Always", 30)
+    assert (merged.driver.core_request, merged.driver.memory) == ("500m", "1g")
+    assert merged.image_pull_secrets == ("regcred",)
+    assert base.merged(SparkSpec(security_context=SecurityContext(read_only_root_filesystem=False))
+                       ).security_context == SecurityContext(read_only_root_filesystem=False)
+
+
+def test_platform_job_defaults_load_as_a_tables_spark_settings() -> None:
+    defaults = load_spark({"imagePullSecrets": ["regcred"], "priorityClassName": "lakehouse",
+                           "podSecurityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
+                           "restartPolicy": {"onFailureRetries": 50}}, "JOB_DEFAULTS")
+    assert defaults.image_pull_secrets == ("regcred",) and defaults.restart_policy.on_failure_retries == 50
+    assert defaults.pod_security_context.seccomp_profile.type == "RuntimeDefault"
+    for raw, path in [({"securityContext": {"readOnlyRootFileSystem": True}}, "JOB_DEFAULTS.securityContext."
+                                                                               "readOnlyRootFileSystem"),
+                      ({"podSecurityContext": {"seccompProfile": {"type": "runtime/default"}}},
+                       "JOB_DEFAULTS.podSecurityContext.seccompProfile.type"),
+                      ({"restartPolicy": {"onFailureRetryIntervalSeconds": 0}},
+                       "JOB_DEFAULTS.restartPolicy.onFailureRetryIntervalSeconds"),
+                      ({"imagePullSecrets": ["Reg_Cred"]}, "JOB_DEFAULTS.imagePullSecrets[0]")]:
+        with pytest.raises(SpecError) as refused:
+            load_spark(raw, "JOB_DEFAULTS")
+        assert refused.value.path == path
+
+
 def test_error_names_the_field_and_says_what_to_do() -> None:
     resource = example("orders-kafka-pipeline.yaml")
-    del resource["spec"]["source"]["kafka"]["security"]["usernameSecret"]
+    del resource["spec"]["source"]["kafka"]["security"]["jaasConfigSecret"]
     assert str(refusal(resource)) == (
-        "spec.source.kafka: security.protocol SASL_SSL needs usernameSecret and passwordSecret (Secret "
-        "references); credentials are never written in the spec")
+        "spec.source.kafka: security.protocol SASL_SSL needs usernameSecret and passwordSecret, or "
+        "jaasConfigSecret (Secret references); credentials are never written in the spec")
 
 
 @pytest.mark.parametrize("change, path, message", [
@@ -223,7 +281,7 @@ def test_nulls_count_as_absent() -> None:
     assert (spec.operation, spec.spark) == ("upsert", None)
 
 
-def test_check_update_refuses_a_new_table_type_only() -> None:
+def test_check_update_refuses_a_new_identity_and_allows_the_rest() -> None:
     old = example("orders-table.yaml")
     new = copy.deepcopy(old)
     new["spec"]["tableType"] = "COPY_ON_WRITE"
@@ -231,12 +289,18 @@ def test_check_update_refuses_a_new_table_type_only() -> None:
     with pytest.raises(SpecError) as refused:
         check_update(old, new)
     assert (refused.value.path, refused.value.message) == (
-        "spec.tableType", "tableType cannot change: a table's type is fixed when it is created (create a new HudiTable)")
+        "spec.tableType", "tableType cannot change: a table's type is fixed when it is created; create a new "
+                          "HudiTable and migrate the data into it")
     with pytest.raises(SpecError):
         check_update(load(old), load(new))          # loaded resources too
+    moved = copy.deepcopy(old)
+    moved["spec"]["basePath"] = "s3a://lake/bronze/orders_v2"
+    with pytest.raises(SpecError) as refused:
+        check_update(old, moved)
+    assert refused.value.path == "spec.basePath"
     changed = copy.deepcopy(old)
     changed["spec"]["services"]["compaction"]["maxDeltaCommits"] = 3
-    changed["spec"]["basePath"] = "s3a://lake/bronze/orders_v2"
+    changed["spec"]["spark"]["restartPolicy"] = {"type": "Always"}
     check_update(old, changed)
     pipeline = example("orders-files-pipeline.yaml")
     with pytest.raises(SpecError) as refused:

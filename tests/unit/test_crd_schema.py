@@ -24,11 +24,11 @@ import pytest
 import yaml
 
 from hudi_operator.api import SpecError, check_update, crd_manifests, load, to_json
-from hudi_operator.api.crds import COMMAND, file_name, peering_crds, render
+from hudi_operator.api.crds import COMMAND, chart_path, file_name, peering_crds, render
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "operator" / "examples"
-CHART_CRDS = ROOT / "charts" / "hudi-operator" / "crds"
+CHART = ROOT / "charts" / "hudi-operator"
 CRDS = {m["spec"]["names"]["kind"]: m for m in crd_manifests()}
 
 
@@ -201,7 +201,7 @@ def all_rules() -> set[str]:
 # --- the CRDs in the chart ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("manifest", crd_manifests() + peering_crds(), ids=file_name)
 def test_chart_crds_are_the_generated_ones(manifest: dict[str, Any]) -> None:
-    path = CHART_CRDS / file_name(manifest)
+    path = chart_path(CHART, manifest)
     assert path.exists() and path.read_text() == render(manifest), \
         f"{path.relative_to(ROOT)} is out of date with the model: run `{COMMAND}` from the repository root"
     assert yaml.safe_load(path.read_text()) == manifest
@@ -223,8 +223,13 @@ def test_crds_name_the_api_as_designed() -> None:
     assert [c["jsonPath"] for c in pipeline["versions"][0]["additionalPrinterColumns"]] == [
         ".spec.tableRef.name", ".spec.source.type", ".spec.state", ".status.phase",
         ".status.sparkApplication.state", ".status.lastCommitInstant", ".metadata.creationTimestamp"]
-    tolerations = openapi("HudiTable")["properties"]["spec"]["properties"]["spark"]["properties"]["tolerations"]
-    assert tolerations["items"] == {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    spark = openapi("HudiTable")["properties"]["spec"]["properties"]["spark"]["properties"]
+    assert spark["tolerations"]["items"] == {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    assert {k: v for k, v in spark["affinity"].items() if k != "description"} == {
+        "type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    # the security contexts are typed, so the API server refuses a misspelled field instead of pruning it
+    assert spark["securityContext"]["x-kubernetes-map-type"] == "atomic"
+    assert "readOnlyRootFilesystem" in spark["securityContext"]["properties"]
 
 
 def _nodes(schema: Any, path: str = ""):
@@ -249,7 +254,10 @@ def test_every_string_list_and_map_is_bounded_so_cel_rules_stay_under_the_cost_l
                 assert "maxItems" in node, path
             elif node["type"] == "object" and "additionalProperties" in node:
                 assert "maxProperties" in node, path
-            assert "x-kubernetes-preserve-unknown-fields" not in node or path.endswith("tolerations[]"), path
+            assert "x-kubernetes-preserve-unknown-fields" not in node or path.endswith(PASS_THROUGH), path
+
+
+PASS_THROUGH = ("spark.tolerations[]", "spark.affinity")     # Kubernetes structures, no rule reads into them
 
 
 def test_every_rule_and_message_expression_compiles() -> None:
@@ -272,10 +280,7 @@ def test_example_is_admitted_by_the_crd(name: str) -> None:
 def test_load_applies_the_defaults_the_crd_applies(name: str) -> None:
     resource = example(name)
     defaulted = apply_defaults(openapi(resource["kind"]), prune_nulls(copy.deepcopy(resource)))["spec"]
-    loaded = to_json(load(resource).spec)
-    if resource["kind"] == "HudiTable":      # load also completes the table's spark settings
-        defaulted.pop("spark"), loaded.pop("spark")
-    assert loaded == defaulted
+    assert to_json(load(resource).spec) == defaulted
 
 
 # --- bad specs: refused by load and by the CRD ------------------------------------------------------------------
@@ -312,9 +317,9 @@ BAD = [
         lambda r: spec(r, "options").update({"hoodie.datasource.hive_sync.password": "hunter2"}),
         "spec.options", "option hoodie.datasource.hive_sync.password looks like a credential: put credentials in "
                         "a Secret and reference it"),
-    Bad("SASL without secrets", KAFKA, lambda r: spec(r, "source", "kafka", "security").pop("passwordSecret"),
-        "spec.source.kafka", "security.protocol SASL_SSL needs usernameSecret and passwordSecret (Secret "
-                             "references); credentials are never written in the spec"),
+    Bad("SASL without secrets", KAFKA, lambda r: spec(r, "source", "kafka", "security").pop("jaasConfigSecret"),
+        "spec.source.kafka", "security.protocol SASL_SSL needs usernameSecret and passwordSecret, or "
+                             "jaasConfigSecret (Secret references); credentials are never written in the spec"),
     Bad("two source members", FILES,
         lambda r: spec(r, "source").update(kafka={"bootstrapServers": "kafka:9092", "topic": "orders"}),
         "spec.source", "set only the source member named by source.type"),
@@ -441,19 +446,116 @@ def test_every_cel_rule_is_exercised_by_a_bad_spec() -> None:
     assert all_rules() - fired == set()
 
 
-def test_table_type_cannot_change() -> None:
-    table_type = openapi("HudiTable")["properties"]["spec"]["properties"]["tableType"]
-    assert [r["rule"] for r in table_type["x-kubernetes-validations"]] == ["self == oldSelf"]
-    old = example(TABLE)
-    new = copy.deepcopy(old)
-    spec(new).update(tableType="COPY_ON_WRITE")
-    spec(new, "services", "compaction").update(mode="disabled")
-    assert admit(new) == []                             # a valid table on its own...
-    with pytest.raises(SpecError) as refused:           # ...but not as an update of the old one
+# --- updates: a table's identity is fixed --------------------------------------------------------------------
+@dataclass(frozen=True)
+class Update:
+    id: str
+    change: Callable[[dict[str, Any]], Any]
+    path: str | None            # None: the update is allowed
+    message: str = ""           # a part of the message
+    before: Callable[[dict[str, Any]], Any] = lambda r: None      # how the old table differs from the example
+
+    def resources(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        old = example(TABLE)
+        self.before(old)
+        new = copy.deepcopy(old)
+        self.change(new)
+        return old, new
+
+
+def bucketed(r: dict[str, Any]) -> None:
+    spec(r).update(index={"type": "BUCKET", "numBuckets": 16})
+
+
+UPDATES = [
+    Update("basePath", lambda r: spec(r).update(basePath="s3a://lake/bronze/orders_v2"), "spec.basePath",
+           "basePath cannot change: the table's files and timeline stay where they were written; create a new "
+           "HudiTable and migrate the data into it"),
+    Update("tableType", lambda r: (spec(r).update(tableType="COPY_ON_WRITE"),
+                                   spec(r, "services", "compaction").update(mode="disabled")),
+           "spec.tableType", "tableType cannot change"),
+    Update("recordKey", lambda r: spec(r).update(recordKey=["order_id", "line_id"]), "spec.recordKey",
+           "recordKey cannot change"),
+    Update("recordKey renamed", lambda r: spec(r).update(recordKey=["id"]), "spec.recordKey", "recordKey cannot"),
+    Update("partitionFields", lambda r: spec(r).update(partitionFields=["order_month"]), "spec.partitionFields",
+           "partitionFields cannot change"),
+    Update("partitionFields removed", lambda r: spec(r).pop("partitionFields"), "spec.partitionFields",
+           "partitionFields cannot change"),
+    Update("keyGenerator other than the derived one", lambda r: spec(r).update(keyGenerator="COMPLEX"),
+           "spec.keyGenerator", "keyGenerator cannot change"),
+    Update("keyGenerator removed", lambda r: spec(r).pop("keyGenerator"), "spec.keyGenerator",
+           "keyGenerator cannot change", before=lambda r: spec(r).update(keyGenerator="COMPLEX")),
+    Update("keyGenerator changed", lambda r: spec(r).update(keyGenerator="SIMPLE"), "spec.keyGenerator",
+           "keyGenerator cannot change", before=lambda r: spec(r).update(keyGenerator="COMPLEX")),
+    Update("index to BUCKET", bucketed, "spec.index.type", "index.type cannot change to or from BUCKET"),
+    Update("index from BUCKET", lambda r: spec(r).update(index={"type": "SIMPLE"}), "spec.index.type",
+           "index.type cannot change to or from BUCKET", before=bucketed),
+    Update("bucket count", lambda r: spec(r, "index").update(numBuckets=32), "spec.index.numBuckets",
+           "index.numBuckets cannot change on a BUCKET index", before=bucketed),
+    # what may change
+    Update("the derived keyGenerator written out", lambda r: spec(r).update(keyGenerator="SIMPLE"), None),
+    Update("an explicit keyGenerator left out when it is the derived one", lambda r: spec(r).pop("keyGenerator"),
+           None, before=lambda r: spec(r).update(keyGenerator="SIMPLE")),
+    Update("numBuckets of an index that is not BUCKET", lambda r: spec(r).update(index={"numBuckets": 64}), None),
+    Update("BUCKET to BUCKET with the same count", lambda r: spec(r, "index").update(updatePartitionPath=False),
+           None, before=bucketed),
+    Update("services, options and Spark settings",
+           lambda r: (spec(r, "services", "cleaning").update(retainCommits=12), spec(r, "options").clear(),
+                      spec(r, "spark").update(priorityClassName="lakehouse-batch")), None),
+]
+
+
+@pytest.mark.parametrize("update", UPDATES, ids=lambda u: u.id)
+def test_identity_changes_are_refused_by_check_update_and_the_crds_transition_rules(update: Update) -> None:
+    old, new = update.resources()
+    assert admit(old) == [] and admit(new) == []            # each is a valid table on its own...
+    problems = [(p.path, p.message) for p in admit(new, old=old)]
+    if update.path is None:
         check_update(old, new)
-    assert refused.value.path == "spec.tableType"
-    assert [(p.path, p.message) for p in admit(new, old=old)] == [("spec.tableType", refused.value.message)]
-    changed = copy.deepcopy(old)
-    spec(changed, "services", "cleaning").update(retainCommits=12)
-    check_update(old, changed)
-    assert admit(changed, old=old) == []
+        assert problems == []
+        return
+    with pytest.raises(SpecError) as refused:               # ...but not as an update of the other
+        check_update(old, new)
+    assert (refused.value.path, update.message in refused.value.message) == (update.path, True)
+    assert (update.path, refused.value.message) in problems
+    assert all(message.endswith(("migrate the data into it", "(with the new count)",
+                                 "(or copy them to the new path first)", "is fine)")) for _, message in problems)
+
+
+def transition_messages() -> set[str]:
+    """The message of every transition rule (rule texts repeat: four fields say ``self == oldSelf``)."""
+    found: set[str] = set()
+
+    def walk(schema: Any) -> None:
+        if isinstance(schema, dict):
+            found.update(r["message"] for r in schema.get("x-kubernetes-validations", []) if "oldSelf" in r["rule"])
+            for value in schema.values():
+                walk(value)
+    walk(openapi("HudiTable"))
+    walk(openapi("HudiPipeline"))
+    return found
+
+
+def test_every_transition_rule_is_exercised_by_a_refused_update() -> None:
+    fired = set()
+    for update in UPDATES:
+        old, new = update.resources()
+        fired |= {p.message for p in admit(new, old=old) if "oldSelf" in p.rule}
+    assert transition_messages() - fired == set()
+    # basePath, tableType, recordKey, partitionFields, keyGenerator, index.type to/from BUCKET, numBuckets
+    assert len(transition_messages()) == 7
+
+
+def test_transition_rules_on_optional_fields_sit_where_adding_and_removing_are_seen() -> None:
+    """The API server runs a transition rule only where the old object has the field, so rules on a
+    field that may be absent (keyGenerator) sit on the parent, and field-level ones only on fields
+    that are required or defaulted (always there)."""
+    table_spec = openapi("HudiTable")["properties"]["spec"]
+
+    def walk(schema: dict[str, Any], required: bool, path: str) -> None:
+        for rule in schema.get("x-kubernetes-validations", []):
+            if "oldSelf" in rule["rule"]:
+                assert required, f"{path}: a transition rule on a field that may be absent"
+        for name, sub in schema.get("properties", {}).items():
+            walk(sub, required and (name in schema.get("required", ()) or "default" in sub), f"{path}.{name}")
+    walk(table_spec, True, "spec")

@@ -17,6 +17,7 @@ from hudi_operator.reconcile import children, lifecycle, table_status
 from hudi_operator.reconcile.conditions import Condition, degraded_status, find, merge
 from hudi_engine.table.meta_client import HoodieTable
 from tests.conftest import unzip_fixture
+from tests.support.merge_patch import apply_merge_patch
 
 T0 = dt.datetime(2025, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
 NS = "data"
@@ -125,7 +126,7 @@ def test_a_changed_plan_patches_config_maps_and_replaces_spark_applications():
     actions = children.diff(new, [live(m) for m in old], "pipe-uid")
     assert [(a.verb, a.kind, a.reason) for a in actions] == [
         ("patch", "ConfigMap", "Updated"), ("delete", "SparkApplication", "Replacing")]
-    result = _apply_merge_patch(live(old[0]), actions[0].body)
+    result = apply_merge_patch(live(old[0]), actions[0].body)
     assert result["data"] == new[0]["data"]
     assert result["metadata"]["annotations"][SPEC_HASH_ANNOTATION] == \
         new[0]["metadata"]["annotations"][SPEC_HASH_ANNOTATION]
@@ -148,7 +149,7 @@ def test_hand_edits_are_drift_and_are_put_back_exactly():
     assert children.drifted(edited[1], plan[1])
     (action,) = children.diff(plan, edited, "pipe-uid")
     assert (action.verb, action.reason) == ("patch", "DriftCorrected")
-    restored = _apply_merge_patch(edited[1], action.body)
+    restored = apply_merge_patch(edited[1], action.body)
     assert restored["spec"] == plan[1]["spec"]
     assert restored["metadata"]["labels"] == plan[1]["metadata"]["labels"]
     assert not children.drifted(restored, plan[1])
@@ -176,19 +177,6 @@ def test_objects_being_deleted_are_waited_for():
     going["metadata"]["deletionTimestamp"] = "2025-01-01T12:00:00Z"
     actions = children.diff(new, [live(new[0]), going], "pipe-uid")
     assert actions == []
-
-
-def _apply_merge_patch(obj, patch):
-    """RFC 7386, as the API server applies a merge patch."""
-    if not isinstance(patch, dict):
-        return patch
-    result = dict(obj) if isinstance(obj, dict) else {}
-    for k, v in patch.items():
-        if v is None:
-            result.pop(k, None)
-        else:
-            result[k] = _apply_merge_patch(result.get(k), v)
-    return result
 
 
 # --- lifecycle -------------------------------------------------------------------------------------------

@@ -29,3 +29,16 @@ def test_the_replica_started_first_leads_unless_a_priority_is_set():
     assert first > later                                                # one second is enough
     assert len({settings.peering_priority(1_800_000_000) for _ in range(50)}) > 1    # ties broken at random
     assert Settings(priority=5).peering_priority(1_800_000_000) == 5
+
+
+def test_job_defaults_come_from_json_and_a_bad_one_stops_the_operator_by_field():
+    settings = Settings.from_env({"JOB_DEFAULTS": '{"imagePullSecrets": ["regcred"], "nodeSelector": {"pool": "spark"},'
+                                                  ' "restartPolicy": {"type": "Always"}}'})
+    defaults = settings.planner.job_defaults
+    assert (defaults.image_pull_secrets, defaults.node_selector) == (("regcred",), {"pool": "spark"})
+    assert defaults.restart_policy.type == "Always"
+    assert Settings.from_env({}).planner.job_defaults == Settings.from_env({"JOB_DEFAULTS": ""}).job_defaults
+    with pytest.raises(ValueError, match="JOB_DEFAULTS is not JSON"):
+        Settings.from_env({"JOB_DEFAULTS": "imagePullSecrets: [regcred]"})
+    with pytest.raises(ValueError, match=r"^JOB_DEFAULTS\.driver\.memory: must be a Spark memory size"):
+        Settings.from_env({"JOB_DEFAULTS": '{"driver": {"memory": "2GB"}}'})

@@ -19,7 +19,8 @@ import yaml
 
 from hudi_jobs.streamer import config as streamer_config
 from hudi_jobs.table_service import parse_config
-from hudi_operator.api import load
+from hudi_operator.api import SparkSpec, load, load_spark
+from hudi_operator.api.fields import api_fields, kind_of
 from hudi_operator.planner import OperatorSettings, PlanError, plan_pipeline, plan_table, triggered_run
 from hudi_operator.planner.labels import SPEC_HASH_ANNOTATION, spec_hash
 from hudi_operator.planner.resource_set import ResourceError, ResourceSet
@@ -195,8 +196,9 @@ def assert_no_credentials(plan) -> None:
 def test_no_secret_dir_without_secrets():
     spec = app_spec(only(planned(table(), pipeline())))
     assert "sparkConf" not in spec
-    assert [v["name"] for v in spec["volumes"]] == ["job-config"]
-    assert "volumeMounts" not in spec["executor"] and "envFrom" not in spec["driver"]
+    assert [v["name"] for v in spec["volumes"]] == ["job-config", "scratch-tmp", "scratch-work-dir"]   # see below
+    assert [m["name"] for m in spec["executor"]["volumeMounts"]] == ["scratch-tmp", "scratch-work-dir"]
+    assert "envFrom" not in spec["driver"]
 
 
 @pytest.mark.parametrize("database, fmt, source_class, json_deserializer", [
@@ -249,7 +251,8 @@ def test_continuous_mode_is_a_sparkapplication_restarted_on_failure():
     assert job.application["kind"] == "SparkApplication"
     assert job.job_config["continuous"] is True and job.job_config["minSyncIntervalSeconds"] == 15
     spec = job.application["spec"]
-    assert spec["restartPolicy"]["type"] == "OnFailure" and spec["restartPolicy"]["onFailureRetries"] == 3
+    assert spec["restartPolicy"] == {"type": "OnFailure", "onFailureRetries": 10, "onFailureRetryInterval": 30,
+                                     "onSubmissionFailureRetries": 5, "onSubmissionFailureRetryInterval": 30}
     assert (spec["type"], spec["pythonVersion"], spec["mode"]) == ("Python", "3", "cluster")
     assert spec["mainApplicationFile"] == "local:///opt/hudi/jobs/main.py"
     assert spec["arguments"] == ["streamer", "--job-config", "/etc/hudi/job/job-config.yaml"]
@@ -585,6 +588,120 @@ def test_spark_settings_merge_table_then_pipeline():
         assert spec[role]["serviceAccount"] == "spark-jobs"
         assert spec[role]["tolerations"] == [{"key": "spark", "operator": "Exists", "effect": "NoSchedule"}]
     assert only(planned(table(), pipeline())).application["spec"]["image"] == "registry.test/hudi-jobs:1"
+
+
+# --- job pods: security, scheduling, resources, restarts ---------------------------------------------
+AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+    {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["spark"]}]}]}}}
+EVERY_POD_SETTING = {   # every pod-level field of spec.spark, set (a test below keeps it complete)
+    "imagePullSecrets": ["regcred"], "priorityClassName": "lakehouse-streaming", "affinity": AFFINITY,
+    "tolerations": [{"key": "spark", "operator": "Exists", "effect": "NoSchedule"}], "nodeSelector": {"pool": "spark"},
+    "podSecurityContext": {"runAsUser": 1000, "runAsGroup": 1000, "runAsNonRoot": True, "fsGroup": 1000,
+                           "fsGroupChangePolicy": "OnRootMismatch", "supplementalGroups": [2000],
+                           "seccompProfile": {"type": "Localhost", "localhostProfile": "profiles/spark.json"},
+                           "appArmorProfile": {"type": "RuntimeDefault"},
+                           "seLinuxOptions": {"user": "system_u", "role": "system_r", "type": "spc_t", "level": "s0"}},
+    "securityContext": {"runAsUser": 1000, "runAsGroup": 1000, "runAsNonRoot": True,
+                        "allowPrivilegeEscalation": False, "privileged": False, "readOnlyRootFilesystem": False,
+                        "capabilities": {"add": ["NET_BIND_SERVICE"], "drop": ["ALL"]},
+                        "seccompProfile": {"type": "RuntimeDefault"}, "appArmorProfile": {"type": "Unconfined"},
+                        "seLinuxOptions": {"level": "s0:c1"}},
+    "driver": {"cores": 2, "coreRequest": "1500m", "coreLimit": "2", "memory": "3g", "memoryOverhead": "512m",
+               "memoryLimit": "4Gi"},
+    "executor": {"instances": 3, "cores": 4, "coreRequest": "3", "coreLimit": "4", "memory": "8g",
+                 "memoryOverhead": "1g", "memoryLimit": "10Gi"},
+    "restartPolicy": {"type": "Always", "onFailureRetries": 0, "onFailureRetryIntervalSeconds": 60,
+                      "onSubmissionFailureRetries": 2, "onSubmissionFailureRetryIntervalSeconds": 120},
+}
+
+
+def schema_fields(cls, depth: int = 2) -> set[str]:
+    """The field paths of a model class, ``depth`` levels deep (deeper types, such as a seccomp
+    profile, are shared by the fields above them)."""
+    out = set()
+    for f in api_fields(cls):
+        out.add(f.json_name)
+        if kind_of(f.type) == "object" and depth > 1:
+            out |= {f"{f.json_name}.{sub}" for sub in schema_fields(f.type, depth - 1)}
+    return out
+
+
+def set_fields(value: dict, depth: int = 2) -> set[str]:
+    out = set()
+    for key, sub in value.items():
+        out.add(key)
+        if isinstance(sub, dict) and depth > 1 and key not in ("affinity", "nodeSelector"):
+            out |= {f"{key}.{k}" for k in set_fields(sub, depth - 1)}
+    return out
+
+
+def test_every_job_pod_setting_reaches_both_pods_as_the_spark_operator_spells_it():
+    """Set on the table, each is in the SparkApplication where the Spark operator 2.5.2 reads it (the
+    manifests are validated against its CRDs in ``planned``)."""
+    untested = {"image", "sparkVersion", "imagePullPolicy", "serviceAccountName", "sparkConf"}   # tested elsewhere
+    assert schema_fields(SparkSpec) - untested == set_fields(EVERY_POD_SETTING)
+    spec = only(planned(table(spark=EVERY_POD_SETTING), pipeline())).application["spec"]
+    assert spec["imagePullSecrets"] == ["regcred"] and spec["nodeSelector"] == {"pool": "spark"}
+    assert spec["restartPolicy"] == {"type": "Always", "onFailureRetries": 0, "onFailureRetryInterval": 60,
+                                     "onSubmissionFailureRetries": 2, "onSubmissionFailureRetryInterval": 120}
+    for role in ("driver", "executor"):
+        pod = spec[role]
+        assert pod["podSecurityContext"] == EVERY_POD_SETTING["podSecurityContext"]
+        assert pod["securityContext"] == EVERY_POD_SETTING["securityContext"]
+        assert (pod["affinity"], pod["priorityClassName"]) == (AFFINITY, "lakehouse-streaming")
+        assert pod["tolerations"] == EVERY_POD_SETTING["tolerations"]
+        assert {k: pod[k] for k in EVERY_POD_SETTING[role]} == EVERY_POD_SETTING[role]
+    assert [v["name"] for v in spec["volumes"]] == ["job-config"]      # a writable root: no scratch volumes
+
+
+def test_default_job_pods_are_restricted_with_scratch_volumes_where_spark_writes():
+    spec = only(planned(table(), pipeline())).application["spec"]
+    scratch = {v["name"]: v for v in spec["volumes"] if "emptyDir" in v}
+    assert scratch == {"scratch-tmp": {"name": "scratch-tmp", "emptyDir": {}},
+                       "scratch-work-dir": {"name": "scratch-work-dir", "emptyDir": {}}}
+    for role in ("driver", "executor"):
+        pod = spec[role]
+        assert pod["podSecurityContext"] == {"runAsUser": 185, "runAsGroup": 185, "runAsNonRoot": True,
+                                             "fsGroup": 185, "seccompProfile": {"type": "RuntimeDefault"}}
+        assert pod["securityContext"] == {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
+                                          "capabilities": {"drop": ["ALL"]}}
+        mounts = {m["name"]: m["mountPath"] for m in pod["volumeMounts"] if m["name"] in scratch}
+        assert mounts == {"scratch-tmp": "/tmp", "scratch-work-dir": "/opt/spark/work-dir"}
+        assert not {"affinity", "priorityClassName", "coreRequest", "memoryOverhead"} & set(pod)
+    assert "imagePullSecrets" not in spec
+    workdir = re.findall(r"^WORKDIR (\S+)$", (ROOT / "jobs" / "Dockerfile").read_text(), re.M)[-1]
+    assert workdir in mounts.values()           # the jobs image's work-dir is a scratch volume
+
+
+def test_job_settings_layer_platform_then_table_then_pipeline():
+    platform = OperatorSettings(image="registry.test/hudi-jobs:1", job_defaults=load_spark({
+        "imagePullSecrets": ["platform-pull"], "priorityClassName": "platform", "nodeSelector": {"pool": "spark"},
+        "podSecurityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
+        "restartPolicy": {"onFailureRetries": 100, "onFailureRetryIntervalSeconds": 10},
+        "driver": {"memory": "2g"}}, "JOB_DEFAULTS"))
+    t = table(spark={"priorityClassName": "orders", "nodeSelector": {"zone": "a"},
+                     "restartPolicy": {"onFailureRetryIntervalSeconds": 20}})
+    p = pipeline(spark={"imagePullSecrets": ["team-pull"], "restartPolicy": {"type": "Always"}})
+    spec = only(planned(t, p, platform)).application["spec"]
+    assert spec["imagePullSecrets"] == ["team-pull"]                     # the pipeline's list replaces
+    assert spec["nodeSelector"] == {"pool": "spark", "zone": "a"}         # maps merge key by key
+    assert spec["restartPolicy"] == {"type": "Always", "onFailureRetries": 100, "onFailureRetryInterval": 20,
+                                     "onSubmissionFailureRetries": 5, "onSubmissionFailureRetryInterval": 30}
+    assert spec["driver"]["priorityClassName"] == "orders" and spec["driver"]["memory"] == "2g"
+    # the platform's pod context replaced the built-in one whole: no user id is forced (OpenShift assigns one)
+    assert spec["driver"]["podSecurityContext"] == {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}
+    services = planned_table(table(tableType="MERGE_ON_READ", spark={"priorityClassName": "orders"}, services={
+        "compaction": {"mode": "scheduled", "schedule": "@hourly", "spark": {"priorityClassName": "batch"}}}), platform)
+    template = only(services).application["spec"]["template"]
+    assert template["driver"]["priorityClassName"] == "batch"             # the service's override
+    assert template["imagePullSecrets"] == ["platform-pull"]
+    assert template["restartPolicy"] == {"type": "Never"}                 # scheduled: the next run is the retry
+
+
+def test_a_pipeline_restart_policy_never_reaches_its_scheduled_runs():
+    mode = {"type": "scheduled", "schedule": "@hourly"}
+    job = only(planned(table(), pipeline(mode=mode, spark={"restartPolicy": {"type": "Always"}})))
+    assert job.application["spec"]["template"]["restartPolicy"] == {"type": "Never"}
 
 
 def test_storage_service_account_wins():

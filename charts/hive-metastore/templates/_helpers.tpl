@@ -45,5 +45,28 @@ jdbc:postgresql://{{ include "hive-metastore.dbHost" . }}:{{ include "hive-metas
 
 {{/* The JVM flags both the schema init and the server use. */}}
 {{- define "hive-metastore.javaOpts" -}}
--Djavax.jdo.option.ConnectionURL={{ include "hive-metastore.jdbcUrl" . }} -Djavax.jdo.option.ConnectionDriverName=org.postgresql.Driver -Djavax.jdo.option.ConnectionUserName={{ .Values.database.user }} -Dhive.metastore.warehouse.dir={{ .Values.warehouseDir }} -Dhive.metastore.schema.verification=false -Dhive.async.log.enabled=false
+-Djavax.jdo.option.ConnectionURL={{ include "hive-metastore.jdbcUrl" . }} -Djavax.jdo.option.ConnectionDriverName=org.postgresql.Driver -Djavax.jdo.option.ConnectionUserName={{ .Values.database.user }} -Dhive.metastore.warehouse.dir={{ include "hive-metastore.warehouseDir" . }} -Dhive.metastore.schema.verification=false -Dhive.async.log.enabled=false
+{{- end -}}
+
+{{/* warehouseDir, else s3a://<global.storage.bucket>/warehouse (the hudi-lakehouse chart's bucket). */}}
+{{- define "hive-metastore.warehouseDir" -}}
+{{- $bucket := dig "storage" "bucket" "" (.Values.global | default dict) -}}
+{{- if .Values.warehouseDir -}}{{ .Values.warehouseDir }}
+{{- else if $bucket -}}s3a://{{ $bucket }}/warehouse
+{{- else -}}{{ fail "set warehouseDir (e.g. s3a://my-bucket/warehouse), or global.storage.bucket" }}
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret whose keys become the storage credentials' environment: storageCredentialsSecret, else
+global.storage.credentialsSecret; empty: none (workload identity). */}}
+{{- define "hive-metastore.storageCredentialsSecret" -}}
+{{- .Values.storageCredentialsSecret | default (dig "storage" "credentialsSecret" "" (.Values.global | default dict)) -}}
+{{- end -}}
+
+{{/* The service account's annotations: global.storage.serviceAccountAnnotations (workload identity), then
+serviceAccount.annotations, which win. */}}
+{{- define "hive-metastore.serviceAccountAnnotations" -}}
+{{- $global := dig "storage" "serviceAccountAnnotations" dict (.Values.global | default dict) -}}
+{{- $all := merge (deepCopy .Values.serviceAccount.annotations) $global -}}
+{{- if $all }}{{ toYaml $all }}{{ end -}}
 {{- end -}}

@@ -39,3 +39,15 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- $cluster := ternary $all.clusterPeering $all.cluster (and (eq $peering "true") (empty .Values.watchNamespaces)) -}}
 {{- dict "namespaced" $namespaced "cluster" $cluster | toJson -}}
 {{- end -}}
+
+{{/* storageCredentialsSecret, else global.storage.credentialsSecret (the hudi-lakehouse chart's). */}}
+{{- define "hudi-operator.storageCredentialsSecret" -}}
+{{- .Values.storageCredentialsSecret | default (dig "storage" "credentialsSecret" "" (.Values.global | default dict)) -}}
+{{- end -}}
+
+{{/* global.storage.serviceAccountAnnotations (workload identity) with serviceAccount.annotations winning. */}}
+{{- define "hudi-operator.serviceAccountAnnotations" -}}
+{{- $global := dig "storage" "serviceAccountAnnotations" dict (.Values.global | default dict) -}}
+{{- $all := merge (deepCopy .Values.serviceAccount.annotations) $global -}}
+{{- if $all }}{{ toYaml $all }}{{ end -}}
+{{- end -}}

@@ -2,11 +2,12 @@
 validation (``load``, ``check_update``) and the CRDs generated from it (``crd_manifests``)."""
 from __future__ import annotations
 
-from .common import (API_GROUP, API_VERSION, PYSPARK_VERSION, SPARK_DEFAULTS, ConfigMapKeyRef, DriverSpec,
-                     ExecutorSpec, ObjectMeta, SecretKeyRef, SparkSpec, TableRef)
+from .common import (API_GROUP, API_VERSION, PYSPARK_VERSION, SPARK_DEFAULTS, Capabilities, ConfigMapKeyRef,
+                     DriverSpec, ExecutorSpec, ObjectMeta, PodSecurityContext, RestartPolicySpec, SecretKeyRef,
+                     SecurityContext, SecurityProfile, SparkSpec, TableRef)
 from .errors import SpecError
 from .fields import to_json
-from .load import Resource, check_update, load
+from .load import Resource, check_update, load, load_spark
 from .pipeline import (DebeziumSource, ErrorTableSpec, FilesSource, HudiIncrementalSource, HudiPipelineResource,
                        HudiPipelineSpec, KafkaSecurity, KafkaSource, MetricsSpec, ModeSpec, QualityRule,
                        SchemaRegistrySpec, SourceSpec, Transformation, UpgradeSpec)
@@ -18,9 +19,10 @@ from .table import (ArchivalSpec, CatalogSyncTarget, CdcSpec, CleaningSpec, Clus
 
 __all__ = [
     "API_GROUP", "API_VERSION", "PYSPARK_VERSION", "SPARK_DEFAULTS", "SpecError", "Resource", "load",
-    "check_update", "crd_manifests", "to_json", "ObjectMeta",
+    "check_update", "load_spark", "crd_manifests", "to_json", "ObjectMeta",
     "HudiTableResource", "HudiTableSpec", "HudiTableStatus", "HudiPipelineResource", "HudiPipelineSpec",
-    "HudiPipelineStatus", "SparkSpec", "DriverSpec", "ExecutorSpec", "SecretKeyRef", "ConfigMapKeyRef",
+    "HudiPipelineStatus", "SparkSpec", "DriverSpec", "ExecutorSpec", "RestartPolicySpec", "PodSecurityContext",
+    "SecurityContext", "SecurityProfile", "Capabilities", "SecretKeyRef", "ConfigMapKeyRef",
     "TableRef", "Condition", "ServiceStatus", "ReconciliationStatus", "SparkApplicationStatus",
     "ColumnSpec", "SchemaSpec", "IndexSpec", "FileSizingSpec", "CdcSpec", "CompactionSpec", "CleaningSpec",
     "ClusteringSpec", "ArchivalSpec", "ServicesSpec", "CatalogSyncTarget", "SavepointSpec", "StorageSpec",

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .fields import Pattern, Rule, model, spec_field
+from .fields import Pattern, Rule, api_fields, kind_of, model, spec_field
 
 API_GROUP = "lakehouse.hudi.dev"
 API_VERSION = "v1alpha1"
@@ -125,23 +125,127 @@ def _pinned_pyspark() -> str:
 PYSPARK_VERSION = _pinned_pyspark()
 
 
-@model
-class DriverSpec:
-    """Resources of the Spark driver; unset fields come from the table, then the defaults."""
-    cores: int | None = spec_field("Driver CPU cores (default 1).", default=None, minimum=1)
-    core_limit: str | None = spec_field("Kubernetes CPU limit of the driver pod, e.g. 1200m.",
-                                        default=None, pattern=CPU, max_length=32)
-    memory: str | None = spec_field("Driver memory, e.g. 1g (default 1g).", default=None, pattern=MEMORY,
-                                    max_length=32)
+K8S_MEMORY = Pattern(r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?$",
+                     "a Kubernetes memory quantity such as 512Mi or 4Gi")
+CAPABILITY = Pattern(r"^[A-Z_]+$", "a Linux capability name such as NET_BIND_SERVICE, or ALL")
+PASS_THROUGH = ("passed through to the driver and executor pods as written (Kubernetes' own schema); "
+                "set at a more specific level, it replaces the less specific one whole")
 
 
 @model
-class ExecutorSpec:
-    """Resources of the Spark executors; unset fields come from the table, then the defaults."""
+class PodResources:
+    """What the driver pod, or each executor pod, asks for; unset fields come from the less specific
+    level, then the defaults."""
+    cores: int | None = spec_field("Spark cores (default 1).", default=None, minimum=1)
+    core_request: str | None = spec_field("Kubernetes CPU request of the pod, e.g. 500m (default: cores).",
+                                          default=None, pattern=CPU, max_length=32)
+    core_limit: str | None = spec_field("Kubernetes CPU limit of the pod, e.g. 1200m.", default=None, pattern=CPU,
+                                        max_length=32)
+    memory: str | None = spec_field("Spark memory, e.g. 2g (default: the driver 1g, each executor 2g).",
+                                    default=None, pattern=MEMORY, max_length=32)
+    memory_overhead: str | None = spec_field("Off-heap memory added to the pod's request, e.g. 512m (default: "
+                                             "Spark's, 10% of memory).", default=None, pattern=MEMORY,
+                                             max_length=32)
+    memory_limit: str | None = spec_field("Kubernetes memory limit of the pod, e.g. 4Gi (default: the request, "
+                                          "memory + overhead).", default=None, pattern=K8S_MEMORY, max_length=32)
+
+
+@model
+class DriverSpec(PodResources):
+    """Resources of the Spark driver."""
+
+
+@model
+class ExecutorSpec(PodResources):
+    """Resources of each Spark executor, and how many run."""
     instances: int | None = spec_field("Number of executors (default 1).", default=None, minimum=1)
-    cores: int | None = spec_field("CPU cores per executor (default 1).", default=None, minimum=1)
-    memory: str | None = spec_field("Memory per executor, e.g. 2g (default 2g).", default=None,
-                                    pattern=MEMORY, max_length=32)
+
+
+@model
+class RestartPolicySpec:
+    """How the Spark operator restarts a continuous pipeline's job (its ``restartPolicy``); scheduled
+    runs are never restarted, the next run is the retry. Retries back off linearly: the n-th waits
+    n × the interval (the Spark operator counts attempts until the spec changes)."""
+    type: str | None = spec_field("OnFailure: restart after a failure, at most onFailureRetries times, then "
+                                  "the pipeline is Failed (Degraded); Always: restart whenever the job ends, "
+                                  "without limit (upgrade.rollbackOnFailure then never fires); Never "
+                                  "(default OnFailure).", default=None, enum=("OnFailure", "Always", "Never"))
+    on_failure_retries: int | None = spec_field("OnFailure: restarts after the job failed (default 10).",
+                                                default=None, minimum=0, maximum=1000)
+    on_failure_retry_interval_seconds: int | None = spec_field(
+        "Seconds before the first restart after a failure; the n-th waits n times this (default 30).",
+        default=None, minimum=1, maximum=86400)
+    on_submission_failure_retries: int | None = spec_field("OnFailure: new submissions after a failed "
+                                                           "submission (default 5).", default=None, minimum=0,
+                                                           maximum=1000)
+    on_submission_failure_retry_interval_seconds: int | None = spec_field(
+        "Seconds before the first resubmission; the n-th waits n times this (default 30).", default=None,
+        minimum=1, maximum=86400)
+
+
+# --- pod security: the Kubernetes fields the Spark operator applies, typed so the API server checks them --
+@model
+class SecurityProfile:
+    """A seccomp or AppArmor profile of a pod or container (the two share Kubernetes' shape)."""
+    type: str = spec_field("RuntimeDefault (seccomp's is what restricted Pod Security asks for), Localhost or "
+                           "Unconfined.", enum=("RuntimeDefault", "Localhost", "Unconfined"))
+    localhost_profile: str | None = spec_field("Localhost: the profile on the node (seccomp: its path).",
+                                               default=None, max_length=NAME_LEN)
+
+
+@model
+class SELinuxOptions:
+    """SELinux labels of a pod or container."""
+    user: str | None = spec_field("SELinux user.", default=None, max_length=NAME_LEN)
+    role: str | None = spec_field("SELinux role.", default=None, max_length=NAME_LEN)
+    type: str | None = spec_field("SELinux type.", default=None, max_length=NAME_LEN)
+    level: str | None = spec_field("SELinux level.", default=None, max_length=NAME_LEN)
+
+
+@model
+class Capabilities:
+    """Linux capabilities added to and dropped from a container."""
+    add: tuple[str, ...] = spec_field("Capabilities added.", default=(), max_items=32, pattern=CAPABILITY,
+                                      max_length=64)
+    drop: tuple[str, ...] = spec_field("Capabilities dropped (ALL: every one).", default=(), max_items=64,
+                                       pattern=CAPABILITY, max_length=64)
+
+
+@model
+class PodSecurityContext:
+    """The securityContext of the driver and executor pods (Kubernetes' PodSecurityContext)."""
+    run_as_user: int | None = spec_field("User id of the containers (185: the Spark image's spark user).",
+                                         default=None, minimum=0)
+    run_as_group: int | None = spec_field("Group id of the containers.", default=None, minimum=0)
+    run_as_non_root: bool | None = spec_field("Refuse to start a container that would run as root.",
+                                              default=None)
+    fs_group: int | None = spec_field("Group owning mounted volumes.", default=None, minimum=0)
+    fs_group_change_policy: str | None = spec_field("When volume ownership is changed to fsGroup.",
+                                                    default=None, enum=("OnRootMismatch", "Always"))
+    supplemental_groups: tuple[int, ...] = spec_field("Extra group ids of the containers.", default=(),
+                                                      max_items=32, minimum=0)
+    seccomp_profile: SecurityProfile | None = spec_field("Seccomp profile.", default=None)
+    app_armor_profile: SecurityProfile | None = spec_field("AppArmor profile.", default=None)
+    se_linux_options: SELinuxOptions | None = spec_field("SELinux labels.", default=None)
+
+
+@model
+class SecurityContext:
+    """The securityContext of the driver and executor containers (Kubernetes' SecurityContext)."""
+    run_as_user: int | None = spec_field("User id of the container.", default=None, minimum=0)
+    run_as_group: int | None = spec_field("Group id of the container.", default=None, minimum=0)
+    run_as_non_root: bool | None = spec_field("Refuse to start the container as root.", default=None)
+    allow_privilege_escalation: bool | None = spec_field("Whether a process may gain more privileges than its "
+                                                         "parent (false: restricted Pod Security).", default=None)
+    privileged: bool | None = spec_field("Run as a privileged container.", default=None)
+    read_only_root_filesystem: bool | None = spec_field(
+        "Mount the image read-only; the jobs then get emptyDir volumes at /tmp and Spark's work-dir.",
+        default=None)
+    capabilities: Capabilities | None = spec_field("Capabilities added and dropped (restricted Pod Security: "
+                                                   "drop ALL).", default=None)
+    seccomp_profile: SecurityProfile | None = spec_field("Seccomp profile (over the pod's).", default=None)
+    app_armor_profile: SecurityProfile | None = spec_field("AppArmor profile (over the pod's).", default=None)
+    se_linux_options: SELinuxOptions | None = spec_field("SELinux labels (over the pod's).", default=None)
 
 
 @model
@@ -156,6 +260,10 @@ class SparkSpec:
                                            max_length=32)
     image_pull_policy: str | None = spec_field("Image pull policy of the driver and executors.",
                                                default=None, enum=("Always", "IfNotPresent", "Never"))
+    image_pull_secrets: tuple[str, ...] = spec_field("Secrets (docker-registry, in the resource's namespace) "
+                                                     "the image is pulled with; a non-empty list replaces the "
+                                                     "less specific one.", default=(), max_items=16,
+                                                     pattern=DNS_NAME, max_length=NAME_LEN)
     service_account_name: str | None = spec_field("Service account of the driver (workload identity, "
                                                   "RBAC to create executors).", default=None,
                                                   pattern=DNS_NAME, max_length=NAME_LEN)
@@ -171,29 +279,58 @@ class SparkSpec:
     tolerations: tuple[dict[str, Any], ...] = spec_field(
         "Kubernetes tolerations of the driver and executor pods (passed through as written); a "
         "non-empty list replaces the table's.", default=(), max_items=32)
+    affinity: dict[str, Any] | None = spec_field(f"Kubernetes affinity of the driver and executor pods, "
+                                                 f"{PASS_THROUGH}.", default=None)
+    priority_class_name: str | None = spec_field("PriorityClass of the driver and executor pods.", default=None,
+                                                 pattern=DNS_NAME, max_length=NAME_LEN)
+    pod_security_context: PodSecurityContext | None = spec_field(
+        "securityContext of the driver and executor pods (default: restricted Pod Security, user 185); set at "
+        "a more specific level, it replaces the less specific one whole.", default=None, atomic=True)
+    security_context: SecurityContext | None = spec_field(
+        "securityContext of the driver and executor containers (default: no privilege escalation, ALL "
+        "capabilities dropped, read-only root filesystem); set at a more specific level, it replaces the "
+        "less specific one whole.", default=None, atomic=True)
+    restart_policy: RestartPolicySpec = spec_field("Restarts of a continuous pipeline's job after failures "
+                                                   "(field by field over the table's).",
+                                                   default=RestartPolicySpec)
 
     def merged(self, override: SparkSpec | None) -> SparkSpec:
         """These settings with ``override``'s on top, field by field: scalars the override sets win,
-        maps merge key by key, a non-empty tolerations list replaces. ``None`` changes nothing."""
+        maps merge key by key, objects field by field, except the atomic ones (security contexts) and
+        pass-through ones (affinity), which the override replaces whole, as it does non-empty lists.
+        ``None`` changes nothing."""
         return self if override is None else _overlay(self, override)
 
 
 def _overlay(base: Any, top: Any) -> Any:
     changes = {}
-    for f in dataclasses.fields(base):
+    for f in api_fields(type(base)):
         old, new = getattr(base, f.name), getattr(top, f.name)
-        if dataclasses.is_dataclass(old):
+        kind = kind_of(f.type)
+        if kind == "object" and not f.info.atomic and old is not None and new is not None:
             changes[f.name] = _overlay(old, new)
-        elif isinstance(old, dict):
+        elif kind == "map":
             changes[f.name] = {**old, **new}
         elif new is not None and new != ():
             changes[f.name] = new
     return dataclasses.replace(base, **changes)
 
 
-#: What a job gets for what neither the table nor the pipeline sets (the image: the operator's).
-SPARK_DEFAULTS = SparkSpec(spark_version=PYSPARK_VERSION, driver=DriverSpec(cores=1, memory="1g"),
-                           executor=ExecutorSpec(instances=1, cores=1, memory="2g"))
+#: What a job gets for what neither the platform (the operator's JOB_DEFAULTS), the table nor the
+#: pipeline sets (the image: the operator's). The pods run as the Spark image's non-root user (185)
+#: under restricted Pod Security; the root filesystem is read-only, so the planner gives the jobs
+#: emptyDir volumes where Spark writes (/tmp and the image's work-dir; spark.local.dir is Spark's own
+#: emptyDir). A continuous job is restarted 10 times after failures, 30 s × n apart.
+SPARK_DEFAULTS = SparkSpec(
+    spark_version=PYSPARK_VERSION, driver=DriverSpec(cores=1, memory="1g"),
+    executor=ExecutorSpec(instances=1, cores=1, memory="2g"),
+    pod_security_context=PodSecurityContext(run_as_user=185, run_as_group=185, run_as_non_root=True, fs_group=185,
+                                            seccomp_profile=SecurityProfile(type="RuntimeDefault")),
+    security_context=SecurityContext(allow_privilege_escalation=False, read_only_root_filesystem=True,
+                                     capabilities=Capabilities(drop=("ALL",))),
+    restart_policy=RestartPolicySpec(type="OnFailure", on_failure_retries=10, on_failure_retry_interval_seconds=30,
+                                     on_submission_failure_retries=5,
+                                     on_submission_failure_retry_interval_seconds=30))
 
 
 # --- the object around a spec ---------------------------------------------------------------------------

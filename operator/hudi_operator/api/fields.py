@@ -52,16 +52,39 @@ class Rule:
         return self.explain(value) if self.explain else self.message
 
 
-def cel(*rules: Rule) -> Callable[[type], type]:
-    """Class decorator: the CEL rules of an object, checked after its fields."""
+@dataclass(frozen=True)
+class Transition:
+    """A CEL transition rule (it reads ``oldSelf``): the API server evaluates it on updates only, and
+    only where the old object has the field. ``check(old, new)`` is its Python twin, which
+    ``check_update`` runs; both get what ``self`` is in CEL."""
+    rule: str
+    message: str
+    check: Callable[[Any, Any], bool]
+    field_path: str = ""
+
+    def openapi(self) -> dict[str, str]:
+        out = {"rule": self.rule, "message": self.message}
+        if self.field_path:
+            out["fieldPath"] = self.field_path
+        return out
+
+
+def cel(*rules: Rule | Transition) -> Callable[[type], type]:
+    """Class decorator: the CEL rules of an object, checked after its fields (transition rules on
+    updates only)."""
     def attach(cls: type) -> type:
-        cls.__cel_rules__ = rules
+        cls.__cel_rules__ = tuple(r for r in rules if isinstance(r, Rule))
+        cls.__cel_transitions__ = tuple(r for r in rules if isinstance(r, Transition))
         return cls
     return attach
 
 
 def class_rules(cls: type) -> tuple[Rule, ...]:
     return getattr(cls, "__cel_rules__", ())
+
+
+def class_transitions(cls: type) -> tuple[Transition, ...]:
+    return getattr(cls, "__cel_transitions__", ())
 
 
 @dataclass(frozen=True)
@@ -83,6 +106,7 @@ class FieldInfo:
     max_properties: int | None = None
     rules: tuple[Rule, ...] = ()
     immutable: str | None = None          # the message of the transition rule ``self == oldSelf``
+    atomic: bool = False                  # an object a more specific level replaces whole (see SparkSpec.merged)
     list_map_keys: tuple[str, ...] = ()   # a list of objects keyed by these fields (conditions)
 
 
@@ -177,8 +201,9 @@ def object_schema(cls: type) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": "object", "properties": props}
     if required:
         schema["required"] = required
-    if class_rules(cls):
-        schema["x-kubernetes-validations"] = [r.openapi() for r in class_rules(cls)]
+    rules = class_rules(cls) + class_transitions(cls)
+    if rules:
+        schema["x-kubernetes-validations"] = [r.openapi() for r in rules]
     return schema
 
 
@@ -187,6 +212,8 @@ def _property_schema(f: ApiField, where: str) -> dict[str, Any]:
     schema: dict[str, Any] = {"description": info.description, **_value_schema(f.type, info, where)}
     if info.schema_default is not MISSING:
         schema["default"] = info.schema_default
+    if info.atomic:
+        schema["x-kubernetes-map-type"] = "atomic"
     rules = [r.openapi() for r in info.rules]
     if info.immutable:
         rules.append({"rule": "self == oldSelf", "message": info.immutable})

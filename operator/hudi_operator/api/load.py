@@ -4,17 +4,17 @@ refuse exactly what the API server refuses (the tests hold the two against each 
 Transition rules need the old object: ``check_update``."""
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import typing
 from collections.abc import Mapping
 from typing import Any, Union
 
-from .common import API_GROUP, API_VERSION, DNS_NAME, NAME_LEN, SPARK_DEFAULTS, ObjectMeta
+from .common import API_GROUP, API_VERSION, DNS_NAME, NAME_LEN, ObjectMeta, SparkSpec
 from .errors import SpecError
-from .fields import FieldInfo, Rule, api_fields, camel, class_rules, inner_type, kind_of, matches
+from .fields import (FieldInfo, Rule, api_fields, camel, class_rules, class_transitions, inner_type, kind_of,
+                     matches)
 from .pipeline import HudiPipelineResource
-from .table import HudiTableResource, HudiTableSpec
+from .table import HudiTableResource
 
 Resource = Union[HudiTableResource, HudiPipelineResource]
 API = f"{API_GROUP}/{API_VERSION}"
@@ -23,9 +23,9 @@ _TOP_LEVEL = ("apiVersion", "kind", "metadata", "spec", "status")
 
 
 def load(resource: Mapping[str, Any]) -> Resource:
-    """The resource as model objects, defaults applied; ``SpecError`` names the first field the API
-    server would refuse. A table's ``spec.spark`` also gets the platform defaults (SPARK_DEFAULTS),
-    so it is complete as the base every job's settings merge over."""
+    """The resource as model objects, the CRD's defaults applied; ``SpecError`` names the first field
+    the API server would refuse. Spark settings stay as written: the planner lays them over the
+    platform's (SPARK_DEFAULTS, then the operator's job defaults)."""
     if not isinstance(resource, Mapping):
         raise SpecError("(resource)", f"must be an object with apiVersion, kind, metadata and spec, got "
                                       f"{_shown(resource)}")
@@ -46,14 +46,19 @@ def load(resource: Mapping[str, Any]) -> Resource:
     loaded = cls(api_version=API, kind=kind, metadata=metadata, spec=spec,
                  status=None if status is None else dict(status))
     _check(class_rules(cls), loaded, "")
-    if isinstance(spec, HudiTableSpec):
-        loaded = dataclasses.replace(loaded, spec=dataclasses.replace(spec, spark=SPARK_DEFAULTS.merged(spec.spark)))
     return loaded
 
 
+def load_spark(raw: Any, path: str) -> SparkSpec:
+    """Spark settings in the shape of a HudiTable's ``spec.spark`` (the operator's platform-wide job
+    defaults), checked as the CRD checks them; ``path`` names where they came from in errors."""
+    return parse_object(SparkSpec, raw, path)
+
+
 def check_update(old: Mapping[str, Any] | Resource, new: Mapping[str, Any] | Resource) -> None:
-    """Refuse an update the CRD's transition rules (``self == oldSelf``) refuse, such as a new
-    tableType. Takes resources as dicts (what kopf hands over) or loaded."""
+    """Refuse an update the CRD's transition rules refuse (``self == oldSelf`` on a table's identity:
+    basePath, tableType, keys, partitioning, key generator, bucket count). Takes resources as dicts
+    (what kopf hands over) or loaded."""
     before = load(old) if isinstance(old, Mapping) else old
     after = load(new) if isinstance(new, Mapping) else new
     if before.kind != after.kind:
@@ -62,6 +67,7 @@ def check_update(old: Mapping[str, Any] | Resource, new: Mapping[str, Any] | Res
 
 
 def _compare(old: Any, new: Any, path: str) -> None:
+    """The fields' transition rules (the more specific message first), then the object's."""
     for f in api_fields(type(old)):
         before, after = getattr(old, f.name), getattr(new, f.name)
         where = _join(path, f.json_name)
@@ -69,6 +75,9 @@ def _compare(old: Any, new: Any, path: str) -> None:
             raise SpecError(where, f.info.immutable)
         if kind_of(f.type) == "object" and before is not None and after is not None:
             _compare(before, after, where)
+    for transition in class_transitions(type(old)):
+        if not transition.check(old, new):
+            raise SpecError(_join(path, transition.field_path), transition.message)
 
 
 def _metadata(raw: Any) -> ObjectMeta:

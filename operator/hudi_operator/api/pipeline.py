@@ -46,6 +46,10 @@ class KafkaSecurity:
                                             enum=("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"))
     username_secret: SecretKeyRef | None = spec_field("Secret key holding the SASL user name.", default=None)
     password_secret: SecretKeyRef | None = spec_field("Secret key holding the SASL password.", default=None)
+    jaas_config_secret: SecretKeyRef | None = spec_field(
+        "Secret key holding a sasl.jaas.config with the user name and password (PLAIN or SCRAM login module), "
+        "instead of usernameSecret and passwordSecret: e.g. key sasl.jaas.config of a Strimzi KafkaUser's Secret.",
+        default=None)
     ca_secret: SecretKeyRef | None = spec_field("Secret key holding the brokers' CA certificate (PEM).",
                                                 default=None)
 
@@ -55,16 +59,17 @@ def _sasl(security: KafkaSecurity) -> bool:
 
 
 @cel(
-    Rule(rule="!self.security.protocol.startsWith('SASL_') || "
+    Rule(rule="!self.security.protocol.startsWith('SASL_') || has(self.security.jaasConfigSecret) || "
               "(has(self.security.usernameSecret) && has(self.security.passwordSecret))",
-         message="a SASL security.protocol needs usernameSecret and passwordSecret (Secret references); "
-                 "credentials are never written in the spec",
+         message="a SASL security.protocol needs usernameSecret and passwordSecret, or jaasConfigSecret (Secret "
+                 "references); credentials are never written in the spec",
          message_expression="'security.protocol ' + self.security.protocol + ' needs usernameSecret and "
-                            "passwordSecret (Secret references); credentials are never written in the spec'",
-         check=lambda k: not _sasl(k.security)
+                            "passwordSecret, or jaasConfigSecret (Secret references); credentials are never "
+                            "written in the spec'",
+         check=lambda k: not _sasl(k.security) or k.security.jaas_config_secret is not None
          or (k.security.username_secret is not None and k.security.password_secret is not None),
-         explain=lambda k: f"security.protocol {k.security.protocol} needs usernameSecret and passwordSecret "
-                           "(Secret references); credentials are never written in the spec"),
+         explain=lambda k: f"security.protocol {k.security.protocol} needs usernameSecret and passwordSecret, "
+                           "or jaasConfigSecret (Secret references); credentials are never written in the spec"),
     Rule(rule="!self.security.protocol.startsWith('SASL_') || has(self.security.saslMechanism)",
          message="a SASL security.protocol needs saslMechanism (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512)",
          field_path=".security.saslMechanism",
@@ -88,7 +93,7 @@ class KafkaSource:
     options: dict[str, str] = spec_field(
         "Extra Kafka consumer options (fetch.max.bytes, ...). Credentials go in security's Secret "
         "references.", default={}, max_properties=64, max_length=VALUE_LEN,
-        rules=(no_credentials("security.usernameSecret, passwordSecret, caSecret"),))
+        rules=(no_credentials("security.usernameSecret, passwordSecret, jaasConfigSecret, caSecret"),))
 
 
 @cel(Rule(rule="has(self.tableRef) != has(self.basePath)",

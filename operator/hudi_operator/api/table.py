@@ -9,7 +9,7 @@ from typing import Any
 
 from .common import (CRON, DNS_NAME, ENDPOINT, ID_LEN, REGION, IDENTIFIER, NAME_LEN, STORAGE_URI, URI_LEN, ConfigMapKeyRef,
                      ObjectMeta, SparkSpec, hoodie_options, schedule_needed)
-from .fields import Pattern, Rule, cel, model, spec_field
+from .fields import Pattern, Rule, Transition, cel, model, spec_field
 
 COPY_ON_WRITE, MERGE_ON_READ = "COPY_ON_WRITE", "MERGE_ON_READ"
 COLUMN = Pattern(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$",
@@ -74,6 +74,25 @@ class SchemaSpec:
 
 
 # --- layout ------------------------------------------------------------------------------------------
+_MIGRATE = "create a new HudiTable and migrate the data into it"
+
+
+def _bucket(index: IndexSpec) -> bool:
+    return index.type == "BUCKET"
+
+
+@cel(
+    Transition(rule="(self.type == 'BUCKET') == (oldSelf.type == 'BUCKET')",
+               message=f"index.type cannot change to or from BUCKET: a bucket index keeps each key in the file group "
+                       f"its hash names, other indexes look keys up; {_MIGRATE}",
+               field_path=".type",
+               check=lambda old, new: _bucket(old) == _bucket(new)),
+    Transition(rule="self.type != 'BUCKET' || oldSelf.type != 'BUCKET' || self.numBuckets == oldSelf.numBuckets",
+               message=f"index.numBuckets cannot change on a BUCKET index: every key's file group is its hash "
+                       f"modulo the bucket count; {_MIGRATE} (with the new count)",
+               field_path=".numBuckets",
+               check=lambda old, new: not (_bucket(old) and _bucket(new)) or old.num_buckets == new.num_buckets),
+)
 @model
 class IndexSpec:
     """How writes find the file group of an existing key."""
@@ -86,7 +105,7 @@ class IndexSpec:
     update_partition_path: bool = spec_field("GLOBAL_SIMPLE, GLOBAL_BLOOM, RECORD_INDEX: a record whose partition "
                                              "changed moves to the new partition (else it is updated in place).",
                                              default=True)
-    num_buckets: int = spec_field("BUCKET: file groups per partition; fixed once the table has data.",
+    num_buckets: int = spec_field("BUCKET: file groups per partition; fixed when the table is created.",
                                   default=256, minimum=1, maximum=100000)
 
 
@@ -272,6 +291,12 @@ class StorageSpec:
 KEY_GENERATORS = ("SIMPLE", "COMPLEX", "NON_PARTITION", "TIMESTAMP")
 
 
+def _effective_key_generator(obj: str) -> str:
+    """CEL twin of ``HudiTableSpec.effective_key_generator`` for ``obj`` (self or oldSelf)."""
+    return (f"(has({obj}.keyGenerator) ? {obj}.keyGenerator : size({obj}.partitionFields) == 0 ? 'NON_PARTITION' : "
+            f"size({obj}.recordKey) == 1 && size({obj}.partitionFields) == 1 ? 'SIMPLE' : 'COMPLEX')")
+
+
 @cel(
     Rule(rule="self.tableType == 'MERGE_ON_READ' || self.services.compaction.mode != 'scheduled'",
          message="services.compaction.mode scheduled needs a MERGE_ON_READ table: a COPY_ON_WRITE table has no "
@@ -290,6 +315,13 @@ KEY_GENERATORS = ("SIMPLE", "COMPLEX", "NON_PARTITION", "TIMESTAMP")
                  "another key generator",
          field_path=".keyGenerator",
          check=lambda t: t.key_generator != "NON_PARTITION" or not t.partition_fields),
+    # keyGenerator is optional (derived when unset), so its rule sits here, where setting it, removing it
+    # or changing it are all seen: the derived generator may be written out, not changed
+    Transition(rule=f"{_effective_key_generator('self')} == {_effective_key_generator('oldSelf')}",
+               message=f"keyGenerator cannot change: it made every stored record's key and partition path; {_MIGRATE} "
+                       "(writing out the generator the table already derives is fine)",
+               field_path=".keyGenerator",
+               check=lambda old, new: old.effective_key_generator() == new.effective_key_generator()),
 )
 @model
 class HudiTableSpec:
@@ -298,22 +330,31 @@ class HudiTableSpec:
                                         default=None, pattern=IDENTIFIER, max_length=ID_LEN)
     database: str = spec_field("Database the table belongs to.", default="default", pattern=IDENTIFIER,
                                max_length=ID_LEN)
-    base_path: str = spec_field("Where the table is stored.", pattern=STORAGE_URI, max_length=URI_LEN)
+    base_path: str = spec_field("Where the table is stored. Fixed when the table is created.", pattern=STORAGE_URI,
+                                max_length=URI_LEN,
+                                immutable=f"basePath cannot change: the table's files and timeline stay where they "
+                                          f"were written; {_MIGRATE} (or copy them to the new path first)")
     table_type: str = spec_field(
         "COPY_ON_WRITE rewrites files on update; MERGE_ON_READ appends logs and compacts them later. "
         "Fixed when the table is created.", default=COPY_ON_WRITE, enum=(COPY_ON_WRITE, MERGE_ON_READ),
-        immutable="tableType cannot change: a table's type is fixed when it is created (create a new HudiTable)")
+        immutable=f"tableType cannot change: a table's type is fixed when it is created; {_MIGRATE}")
     record_key: tuple[str, ...] = spec_field("Columns that identify a record "
-                                             "(hoodie.datasource.write.recordkey.field).", min_items=1,
-                                             max_items=16, pattern=COLUMN, max_length=ID_LEN)
-    partition_fields: tuple[str, ...] = spec_field("Columns the table is partitioned by.", default=(),
-                                                   max_items=16, pattern=COLUMN, max_length=ID_LEN)
+                                             "(hoodie.datasource.write.recordkey.field). Fixed when the table is "
+                                             "created.", min_items=1, max_items=16, pattern=COLUMN, max_length=ID_LEN,
+                                             immutable=f"recordKey cannot change: stored records are found by the "
+                                                       f"keys they were written with; {_MIGRATE}")
+    partition_fields: tuple[str, ...] = spec_field("Columns the table is partitioned by. Fixed when the table is "
+                                                   "created.", default=(), max_items=16, pattern=COLUMN,
+                                                   max_length=ID_LEN,
+                                                   immutable=f"partitionFields cannot change: stored records stay "
+                                                             f"in the partitions they were written to; {_MIGRATE}")
     ordering_field: str | None = spec_field("Of two records with one key, the one with the larger value "
                                             "wins (precombine field).", default=None, pattern=COLUMN,
                                             max_length=ID_LEN)
     key_generator: str | None = spec_field("How keys and partition paths are built (default: SIMPLE for one "
                                            "key and one partition field, COMPLEX for more, NON_PARTITION "
-                                           "without partition fields).", default=None, enum=KEY_GENERATORS)
+                                           "without partition fields). Fixed when the table is created.",
+                                           default=None, enum=KEY_GENERATORS)
     hive_style_partitioning: bool = spec_field("Partition folders named field=value.", default=False)
     schema: SchemaSpec | None = spec_field("The table's schema (default: inferred from the first batch).",
                                            default=None)

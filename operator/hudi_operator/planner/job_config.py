@@ -285,7 +285,7 @@ def _kafka(kafka, path: str) -> tuple[dict[str, str], Mounts]:
     if security.sasl_mechanism:
         opts["sasl.mechanism"] = security.sasl_mechanism
     for client_key, ref in (("sasl.username", security.username_secret), ("sasl.password", security.password_secret),
-                            ("ssl.ca.pem", security.ca_secret)):
+                            ("sasl.jaas.config", security.jaas_config_secret), ("ssl.ca.pem", security.ca_secret)):
         if ref is not None:
             opts[client_key] = secret_placeholder(ref)
             secrets.append(ref.name)

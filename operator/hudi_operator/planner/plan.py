@@ -80,6 +80,12 @@ def plan_pipeline(table, pipeline, settings: OperatorSettings, upstream=None) ->
         raise exc.of(f"HudiPipeline/{pipeline.metadata.name}") from None
 
 
+def job_spark(table, override, settings: OperatorSettings):
+    """The Spark settings of one job, from the least specific level up: the built-in defaults, the
+    platform's (the operator's job defaults), the table's, the pipeline's or table service's."""
+    return SPARK_DEFAULTS.merged(settings.job_defaults).merged(table.spec.spark).merged(override)
+
+
 def _pipeline_job(table, pipeline, settings: OperatorSettings, upstream) -> PlannedJob:
     spec = pipeline.spec
     config = pipeline_job_config(table, pipeline, settings, upstream)
@@ -88,7 +94,7 @@ def _pipeline_job(table, pipeline, settings: OperatorSettings, upstream) -> Plan
                        max_length=MAX_SCHEDULED_APP_NAME if scheduled else MAX_APP_NAME)
     namespace = pipeline.metadata.namespace or settings.namespace
     labels = object_labels(PIPELINE_COMPONENT, table.metadata.name, pipeline=pipeline.metadata.name)
-    spark = SPARK_DEFAULTS.merged(table.spec.spark).merged(spec.spark)
+    spark = job_spark(table, spec.spark, settings)
     config_name = object_name(name, "config")
     job = SparkJob(name=name, namespace=namespace, labels=labels, owner=pipeline, job=STREAMER_JOB,
                    config_map=config_name, spark=spark, mounts=config.mounts,
@@ -106,7 +112,7 @@ def _service_job(table, service, settings: OperatorSettings) -> PlannedJob:
     name = object_name(table.metadata.name, service.suffix, max_length=MAX_SCHEDULED_APP_NAME)
     namespace = table.metadata.namespace or settings.namespace
     labels = object_labels(TABLE_SERVICE_COMPONENT, table.metadata.name, service=service.suffix)
-    spark = SPARK_DEFAULTS.merged(table.spec.spark).merged(service.spark)
+    spark = job_spark(table, service.spark, settings)
     config_name = object_name(name, "config")
     job = SparkJob(name=name, namespace=namespace, labels=labels, owner=table, job=TABLE_SERVICE_JOB,
                    config_map=config_name, spark=spark, mounts=table_mounts(table),

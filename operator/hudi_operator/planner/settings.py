@@ -1,11 +1,15 @@
 """What the planner takes from the operator's installation rather than from a spec: the Spark
-image, where jobs find their files inside it, how the Spark operator retries and keeps runs."""
+image, where jobs find their files inside it, the platform's defaults of every job's Spark
+settings, how the Spark operator keeps scheduled runs."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 
 from hudi_jobs.placeholders import DEFAULT_SECRETS_DIR
+
+from ..api import SparkSpec
+from hudi_operator.images import SPARK_JOBS
 
 
 def _project_version() -> str:
@@ -15,7 +19,7 @@ def _project_version() -> str:
         return "latest"
 
 
-DEFAULT_IMAGE = f"ghcr.io/hudi-lakehouse/spark-jobs:{_project_version()}"
+DEFAULT_IMAGE = SPARK_JOBS.ref(_project_version())
 
 
 @dataclass(frozen=True)
@@ -27,10 +31,11 @@ class OperatorSettings:
     job_config_dir: str = "/etc/hudi/job"        # the job-config ConfigMap's mount in the driver
     secrets_dir: str = DEFAULT_SECRETS_DIR       # Secrets mount at <secrets_dir>/<secret name>
     config_dir: str = "/etc/hudi/config"         # referenced ConfigMaps mount at <config_dir>/<name>
-    on_failure_retries: int = 3                  # continuous pipelines: restarts after a failure ...
-    on_failure_retry_interval_seconds: int = 30  # ... this many seconds apart
-    on_submission_failure_retries: int = 3
-    on_submission_failure_retry_interval_seconds: int = 30
+    # Where Spark writes inside the image (the official image's work-dir, and /tmp): emptyDir volumes
+    # there when the containers' root filesystem is read-only.
+    scratch_dirs: tuple[tuple[str, str], ...] = (("scratch-tmp", "/tmp"), ("scratch-work-dir", "/opt/spark/work-dir"))
+    # The platform's Spark settings (the chart's jobDefaults), between SPARK_DEFAULTS and each table's.
+    job_defaults: SparkSpec = field(default_factory=SparkSpec)
     catalog_sync_schedule: str = "@hourly"      # the scheduled catalog sync of tables with catalogSync
     successful_run_history_limit: int = 3        # ScheduledSparkApplication runs kept
     failed_run_history_limit: int = 3

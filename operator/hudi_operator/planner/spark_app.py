@@ -11,7 +11,7 @@ import yaml
 
 from hudi_jobs.placeholders import SECRETS_DIR_ENV
 
-from ..api import SparkSpec
+from ..api import SparkSpec, to_json
 from .labels import object_meta, object_name, with_spec_hash
 from .settings import OperatorSettings
 
@@ -104,6 +104,10 @@ def _application_spec(job: SparkJob, settings: OperatorSettings) -> dict[str, An
         volumes.append({"name": volume, "configMap": {"name": name}})
         shared_mounts.append({"name": volume, "mountPath": posixpath.join(settings.config_dir, name),
                               "readOnly": True})
+    if spark.security_context and spark.security_context.read_only_root_filesystem:
+        for name, path in settings.scratch_dirs:       # where Spark writes besides its own local dirs
+            volumes.append({"name": name, "emptyDir": {}})
+            shared_mounts.append({"name": name, "mountPath": path})
     spark_conf = {**job.storage_conf, **spark.spark_conf}      # the user's sparkConf wins
     if job.mounts.secrets:
         spark_conf[f"spark.kubernetes.driverEnv.{SECRETS_DIR_ENV}"] = settings.secrets_dir
@@ -112,11 +116,11 @@ def _application_spec(job: SparkJob, settings: OperatorSettings) -> dict[str, An
         "cores": spark.driver.cores, "memory": spark.driver.memory, "labels": dict(job.labels),
         "volumeMounts": [{"name": JOB_CONFIG_VOLUME, "mountPath": settings.job_config_dir, "readOnly": True},
                          *(dict(m) for m in shared_mounts)],
+        **_resources(spark.driver),
     }
-    if spark.driver.core_limit:
-        driver["coreLimit"] = spark.driver.core_limit
     executor: dict[str, Any] = {"instances": spark.executor.instances, "cores": spark.executor.cores,
-                                "memory": spark.executor.memory, "labels": dict(job.labels)}
+                                "memory": spark.executor.memory, "labels": dict(job.labels),
+                                **_resources(spark.executor)}
     if shared_mounts:
         executor["volumeMounts"] = [dict(m) for m in shared_mounts]
     for pod in (driver, executor):
@@ -124,8 +128,7 @@ def _application_spec(job: SparkJob, settings: OperatorSettings) -> dict[str, An
             pod["serviceAccount"] = job.service_account
         if job.mounts.env_secret:
             pod["envFrom"] = [{"secretRef": {"name": job.mounts.env_secret}}]
-        if spark.tolerations:
-            pod["tolerations"] = [dict(t) for t in spark.tolerations]
+        pod.update(_pod_settings(spark))
     if job.metrics_port is not None:
         driver["ports"] = [{"name": METRICS_PORT_NAME, "containerPort": job.metrics_port, "protocol": "TCP"}]
         driver["annotations"] = {"prometheus.io/scrape": "true", "prometheus.io/port": str(job.metrics_port),
@@ -136,15 +139,13 @@ def _application_spec(job: SparkJob, settings: OperatorSettings) -> dict[str, An
         "image": spark.image or settings.image, "sparkVersion": spark.spark_version,
         "mainApplicationFile": settings.main_application_file,
         "arguments": [job.job, "--job-config", posixpath.join(settings.job_config_dir, JOB_CONFIG_KEY)],
-        "restartPolicy": {"type": "OnFailure",
-                          "onFailureRetries": settings.on_failure_retries,
-                          "onFailureRetryInterval": settings.on_failure_retry_interval_seconds,
-                          "onSubmissionFailureRetries": settings.on_submission_failure_retries,
-                          "onSubmissionFailureRetryInterval": settings.on_submission_failure_retry_interval_seconds},
+        "restartPolicy": _compact(to_json(spark.restart_policy), RESTART_POLICY_FIELDS),
         "volumes": volumes, "driver": driver, "executor": executor,
     }
     if spark.image_pull_policy:
         app["imagePullPolicy"] = spark.image_pull_policy
+    if spark.image_pull_secrets:
+        app["imagePullSecrets"] = list(spark.image_pull_secrets)
     if spark_conf:
         app["sparkConf"] = spark_conf
     if spark.node_selector:
@@ -152,3 +153,41 @@ def _application_spec(job: SparkJob, settings: OperatorSettings) -> dict[str, An
     if job.suspend and job.schedule is None:
         app["suspend"] = True
     return app
+
+
+# Our field names where the Spark operator's differ (it counts the intervals in seconds).
+RESTART_POLICY_FIELDS = {"onFailureRetryIntervalSeconds": "onFailureRetryInterval",
+                         "onSubmissionFailureRetryIntervalSeconds": "onSubmissionFailureRetryInterval"}
+_RESOURCES = ("coreRequest", "coreLimit", "memoryOverhead", "memoryLimit")
+
+
+def _resources(pod: Any) -> dict[str, Any]:
+    """The optional resource settings of the driver or the executors, as the Spark operator spells them."""
+    return {k: v for k, v in to_json(pod).items() if k in _RESOURCES}
+
+
+def _pod_settings(spark: SparkSpec) -> dict[str, Any]:
+    """What the driver and the executor pods share: scheduling and security."""
+    pod: dict[str, Any] = {}
+    if spark.tolerations:
+        pod["tolerations"] = [dict(t) for t in spark.tolerations]
+    if spark.affinity:
+        pod["affinity"] = dict(spark.affinity)
+    if spark.priority_class_name:
+        pod["priorityClassName"] = spark.priority_class_name
+    if spark.pod_security_context:
+        pod["podSecurityContext"] = _compact(to_json(spark.pod_security_context))
+    if spark.security_context:
+        pod["securityContext"] = _compact(to_json(spark.security_context))
+    return pod
+
+
+def _compact(value: Any, renamed: dict[str, str] | None = None) -> Any:
+    """``to_json`` output without empty lists and objects (unset, not "set to nothing"), top-level
+    keys ``renamed``."""
+    if isinstance(value, dict):
+        out = {(renamed or {}).get(k, k): _compact(v) for k, v in value.items()}
+        return {k: v for k, v in out.items() if v not in ({}, [])}
+    if isinstance(value, list):
+        return [_compact(v) for v in value]
+    return value

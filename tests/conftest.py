@@ -34,6 +34,19 @@ def s3_server(tmp_path_factory):
         stop_s3_server(server)
 
 
+@pytest.fixture(scope="session")
+def metastore(tmp_path_factory):
+    """One real Hive Metastore (Hive 2.3 from pyspark's jars, Derby, its transaction tables made as
+    schematool would) for the whole run: the catalog of Hive sync and the Hive Metastore lock."""
+    from tests.support.metastore import start_metastore
+
+    ms = start_metastore(tmp_path_factory.mktemp("hive-metastore"))
+    try:
+        yield ms
+    finally:
+        ms.stop()
+
+
 @pytest.fixture
 def s3_bucket(s3_server):
     """A new, empty bucket for one test (its name); emptied and removed afterwards, so the

@@ -12,6 +12,8 @@ catalog sync (Hive Metastore). The job-config is YAML or JSON:
 
 Rerunning is always safe: an interrupted compaction or clustering is rolled back and run again, an interrupted
 clean is completed from its plan, and a sync brings the metastore to the table's state whatever it was.
+A run that loses a write conflict to another writer is run again, from the table as the other left
+it, up to hoodie.write.num.retries.on.conflict.failures times.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from typing import Any, Mapping, Sequence
 
 from hudi_engine.errors import HoodieConfigError, HoodieError
 
+from .conflict_retry import conflict_retries, retry_on_conflict
 from .placeholders import resolve_placeholders
 from .streamer.config import parse_document
 from .streamer.props import read_text
@@ -70,22 +73,33 @@ def load_config(path: str) -> TableServiceConfig:
 
 def run_service(cfg: TableServiceConfig) -> list[str]:
     """Run it; returns what it did (instants compacted, or the sync's summary)."""
+    from .session import job_spark_session
+
     props = resolve_placeholders(cfg.props)
+    # First: the session registers the job's spark.hadoop.* settings (how to reach the table's
+    # store, e.g. an S3 endpoint), which every service needs before it reads the table.
+    spark = job_spark_session(f"hudi-{cfg.service}-{cfg.table_name}")
     if cfg.service == CATALOG_SYNC:
         from hudi_engine.api import sync_hive
         result = sync_hive(cfg.base_path, props)
         return [f"{result.database} synced to {result.synced_instant} "
                 f"({'changed' if result.changed else 'already in step'})"]
-    from hudi_engine.api import HoodieTable, run_compactions, schedule_compaction
+    from hudi_engine.api import HoodieTable
 
-    from .session import job_spark_session
     if not HoodieTable.exists(cfg.base_path):
         _say(f"{cfg.table_name}: no table at {cfg.base_path} yet, nothing to do")
         return []
+    return retry_on_conflict(lambda: _run_table_service(spark, cfg, props), conflict_retries(props),
+                             f"the {cfg.service} of {cfg.table_name}")
+
+
+def _run_table_service(spark, cfg: TableServiceConfig, props: Mapping[str, str]) -> list[str]:
+    """One attempt, from the table as it is now."""
+    from hudi_engine.api import HoodieTable, run_compactions, schedule_compaction
+
     table = HoodieTable.load(cfg.base_path)
     if cfg.service == SAVEPOINT:
         return _savepoint(table, cfg.keep_savepoints)
-    spark = job_spark_session(f"hudi-{cfg.service}-{cfg.table_name}")
     if cfg.service == CLUSTERING:
         from hudi_engine.api import run_clusterings, schedule_clustering
         schedule_clustering(table, props)

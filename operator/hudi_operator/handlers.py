@@ -20,7 +20,6 @@ import kopf
 from hudi_engine.api import HoodieTable
 from hudi_engine.errors import HoodieError
 from hudi_engine.storage import Storage
-from hudi_jobs.table_service import COMPACTION
 
 from . import api
 from .kube import (
@@ -37,6 +36,7 @@ from .kube import (
 )
 from .metrics import METRICS
 from .planner import PlanError, plan_pipeline, plan_table, triggered_run
+from .planner.errors import PLAN_FAILED
 from .planner.labels import (
     COMPONENT_LABEL,
     MANAGED_BY_LABEL,
@@ -44,11 +44,12 @@ from .planner.labels import (
     MAX_LABEL,
     PIPELINE_COMPONENT,
     PIPELINE_LABEL,
+    SERVICE_LABEL,
     TABLE_LABEL,
     TABLE_SERVICE_COMPONENT,
     label_value,
 )
-from .reconcile import children, lifecycle, table_status
+from .reconcile import children, lifecycle, services_due, table_status
 from .reconcile.conditions import DEGRADED, degraded_status, find
 from .settings import Settings
 
@@ -102,8 +103,20 @@ async def table_changed(name: str, namespace: str, memo: kopf.Memo, **_: Any) ->
 @kopf.on.create(GROUP, VERSION, "hudipipelines")
 @kopf.on.update(GROUP, VERSION, "hudipipelines")
 @kopf.on.resume(GROUP, VERSION, "hudipipelines")
-async def pipeline_changed(name: str, namespace: str, memo: kopf.Memo, **_: Any) -> None:
+async def pipeline_changed(name: str, namespace: str, spec: kopf.Spec, memo: kopf.Memo, **_: Any) -> None:
     await _retrying("HudiPipeline", reconcile_pipeline(memo, namespace, name))
+    await _writers_changed(memo, namespace, (spec.get("tableRef") or {}).get("name"), name)
+
+
+async def _writers_changed(memo: kopf.Memo, namespace: str, table: str | None, pipeline: str) -> None:
+    """A pipeline came, changed or went: the table's other jobs are planned again, as its writers
+    (and so their concurrency control) may have changed."""
+    if not table:
+        return
+    await _retrying("HudiTable", reconcile_table(memo, namespace, table))
+    for other in await _io(_pipelines_of, memo.kube, namespace, table):
+        if other["metadata"]["name"] != pipeline:
+            await _retrying("HudiPipeline", reconcile_pipeline(memo, namespace, other["metadata"]["name"]))
 
 
 @kopf.timer(GROUP, VERSION, "huditables", interval=SETTINGS.resync_seconds, initial_delay=SETTINGS.resync_seconds)
@@ -148,6 +161,7 @@ async def pipeline_deleted(body: kopf.Body, name: str, namespace: str, memo: kop
             _event(owner, lifecycle.NORMAL, "Deleted", f"{obj['kind']} {obj['metadata']['name']} deleted")
     METRICS.pipeline(namespace, name, None)
     memo.locks.pop(("HudiPipeline", namespace, name), None)
+    await _writers_changed(memo, namespace, ((body.get("spec") or {}).get("tableRef") or {}).get("name"), name)
 
 
 @kopf.on.delete(GROUP, VERSION, "huditables")
@@ -238,12 +252,13 @@ async def _converge_pipeline(memo: kopf.Memo, body: dict[str, Any], now: _dt.dat
     intent = lifecycle.Intent(lifecycle.canonical(body["spec"]), pipeline.spec.state, upgrade.rollback_on_failure,
                               upgrade.stable_after_seconds, body["metadata"].get("generation"))
     in_effect = lifecycle.spec_in_effect(previous, intent.spec_json)
-    desired = _pipeline_manifests(body, in_effect, table, upstream)
+    pipelines = await _io(_namespace_pipelines, kube, namespace)
+    desired = _pipeline_manifests(body, in_effect, table, upstream, pipelines)
     app = lifecycle.observe([o for o in live if o["kind"] in children.SPARK_KINDS],
                             children.spark_application(desired))
     decision = lifecycle.step(intent, previous, app, now)
     if decision.spec != in_effect:
-        desired = _pipeline_manifests(body, decision.spec, table, upstream)
+        desired = _pipeline_manifests(body, decision.spec, table, upstream, pipelines)
     await _apply(kube, body, children.diff(desired, live, body["metadata"].get("uid")))
     for event in decision.events:
         _event(body, event.type, event.reason, event.message)
@@ -258,25 +273,30 @@ async def _converge_table(memo: kopf.Memo, body: dict[str, Any], now: _dt.dateti
     kube, namespace, name = memo.kube, body["metadata"]["namespace"], body["metadata"]["name"]
     table = _load(body, "InvalidSpec")
     try:
-        plan = plan_table(table, SETTINGS.planner)
+        plan = plan_table(table, SETTINGS.planner, await _io(_namespace_pipelines, kube, namespace))
     except PlanError as exc:
-        raise Degraded("PlanFailed", f"{exc.path}: {exc.message}") from None
+        raise Degraded(exc.reason, f"{exc.path}: {exc.message}") from None
     live = await _io(_children, kube, namespace, {TABLE_LABEL: label_value(name),
                                                    COMPONENT_LABEL: TABLE_SERVICE_COMPONENT})
     await _apply(kube, body, children.diff(plan.manifests, live, body["metadata"].get("uid")))
-    observed = await asyncio.to_thread(_observe_storage, table, now)
+    on_demand = services_due.on_demand(table.spec, [job.service for job in plan.jobs])
+    observed = await asyncio.to_thread(_observe_storage, table, now, services_due.triggers(table.spec, on_demand))
     if observed is not None and observed.table_type != table.spec.table_type:
         raise Degraded("TableTypeMismatch", f"the table at {table.spec.base_path} is {observed.table_type}, "
                                             f"the spec says {table.spec.table_type}; a table's type cannot "
                                             "change: restore spec.tableType or use a new basePath")
     previous = body.get("status") or {}
     status = table_status.status(observed, _services(plan, live), previous, body["metadata"].get("generation"), now)
+    status["concurrency"] = plan.concurrency.status()
     was_due = ((previous.get("services") or {}).get("compaction") or {}).get("state") == table_status.DUE
     if observed is not None and observed.compaction_due and not was_due:
         _event(body, lifecycle.NORMAL, "CompactionDue",
                f"{observed.commits_since_compaction} delta commits since the last compaction")
-    if observed is not None and observed.compaction_due:
-        await _trigger_compaction(kube, body, plan, observed)
+    if observed is not None and observed.due:
+        started = await _launch_due(kube, body, plan, observed)
+        status["services"] = {**(status["services"] or {}), **{
+            service: {**(status["services"] or {}).get(service, {}), **entry}
+            for service, entry in started.items()}}
     memo.tables[(namespace, name)] = observed
     if observed is not None:
         committed = observed.last_commit_time.timestamp() if observed.last_commit_time else None
@@ -285,17 +305,26 @@ async def _converge_table(memo: kopf.Memo, body: dict[str, Any], now: _dt.dateti
     return status
 
 
-async def _trigger_compaction(kube: Kube, body: dict[str, Any], plan: Any,
-                              observed: table_status.TableObservation) -> None:
-    """A scheduled compaction whose threshold is crossed runs now, once per crossing (the run is
-    named for the commit that crossed it), not only when its cron schedule comes round."""
-    run = triggered_run(plan, COMPACTION, observed.last_commit_instant)
-    if run is None or await _io(kube.get, SPARK_APPLICATION, run["metadata"]["namespace"], run["metadata"]["name"]):
-        return
-    await _io(kube.create, run)
-    _event(body, lifecycle.NORMAL, "CompactionTriggered",
-           f"{observed.commits_since_compaction} delta commits since the last compaction crossed the threshold: "
-           f"started {run['metadata']['name']}")
+async def _launch_due(kube: Kube, body: dict[str, Any], plan: Any,
+                      observed: table_status.TableObservation) -> dict[str, dict[str, str]]:
+    """Start a one-off run of each due service whose kind has no job running (one at a time per
+    table), named for the newest commit so one state of the timeline starts one run; returns the
+    status.services entries saying what started and why, or what it waits for."""
+    namespace, name = body["metadata"]["namespace"], body["metadata"]["name"]
+    service_of = {job.application["metadata"]["labels"].get(SERVICE_LABEL): job.service for job in plan.jobs}
+    apps = await _io(kube.list, SPARK_APPLICATION, namespace, {MANAGED_BY_LABEL: MANAGER,
+                                                                TABLE_LABEL: label_value(name)})
+    decision = services_due.decide(observed.due, services_due.running_jobs(apps, service_of))
+    started = {}
+    for due in decision.launch:
+        run = triggered_run(plan, due.service, observed.last_commit_instant or "0")
+        if run is None or any(a["metadata"]["name"] == run["metadata"]["name"] for a in apps):
+            continue                    # this timeline already had its run (it ended; wait for a new commit)
+        await _io(kube.create, run)
+        started[due.service] = run["metadata"]["name"]
+        _event(body, lifecycle.NORMAL, f"{due.service[:1].upper()}{due.service[1:]}Triggered",
+               f"{due.reason}: started {run['metadata']['name']}")
+    return services_due.service_status(decision, started)
 
 
 # --- helpers: reading ----------------------------------------------------------------------------------
@@ -316,19 +345,34 @@ async def _required_table(kube: Kube, namespace: str, name: str, reason: str, fi
     return body
 
 
-def _pipeline_manifests(body: dict[str, Any], spec_json: str, table: Any, upstream: Any) -> list[dict[str, Any]]:
+def _pipeline_manifests(body: dict[str, Any], spec_json: str, table: Any, upstream: Any,
+                        pipelines: list[Any]) -> list[dict[str, Any]]:
     """The planned objects of the pipeline with ``spec_json`` as its spec (the user's, or the last
-    stable one), in apply order."""
+    stable one), in apply order; ``pipelines``: the namespace's, for the table's writers."""
     try:
         pipeline = api.load({**body, "spec": json.loads(spec_json)})
-        return plan_pipeline(table, pipeline, SETTINGS.planner, upstream).manifests
+        return plan_pipeline(table, pipeline, SETTINGS.planner, upstream, pipelines).manifests
     except (api.SpecError, PlanError) as exc:
-        raise Degraded("PlanFailed", f"{exc.path}: {exc.message}") from None
+        raise Degraded(getattr(exc, "reason", PLAN_FAILED), f"{exc.path}: {exc.message}") from None
 
 
 def _children(kube: Kube, namespace: str, labels: dict[str, str]) -> list[dict[str, Any]]:
     selector = {MANAGED_BY_LABEL: MANAGER, **labels}
     return [obj for kind in CHILD_KINDS for obj in kube.list(kind, namespace, selector)]
+
+
+def _namespace_pipelines(kube: Kube, namespace: str) -> list[Any]:
+    """The namespace's HudiPipelines that load and are not being deleted: the planner counts those
+    writing a table as its writers (an invalid one is Degraded and runs nothing new)."""
+    found = []
+    for body in kube.list(HUDI_PIPELINE, namespace):
+        if body["metadata"].get("deletionTimestamp"):
+            continue
+        try:
+            found.append(api.load(body))
+        except api.SpecError:
+            continue
+    return found
 
 
 def _pipelines_of(kube: Kube, namespace: str, table: str) -> list[dict[str, Any]]:
@@ -368,14 +412,15 @@ def _owning_pipeline(kube: Kube, namespace: str, obj: dict[str, Any]) -> str | N
                  if label_value(p["metadata"]["name"]) == value), None)
 
 
-def _observe_storage(table: Any, now: _dt.datetime) -> table_status.TableObservation | None:
+def _observe_storage(table: Any, now: _dt.datetime,
+                     on_demand: services_due.Triggers) -> table_status.TableObservation | None:
     """The table's timeline, or None before its first commit created it."""
     base_path = table.spec.base_path
     trigger = table_status.compaction_trigger(table.spec)
     try:
         if not HoodieTable.exists(base_path):
             return None
-        return table_status.observe(HoodieTable.load(base_path), trigger, now)
+        return table_status.observe(HoodieTable.load(base_path), trigger, now, on_demand)
     except (OSError, HoodieError, ValueError) as exc:
         raise Degraded("BasePathUnreadable", f"cannot read the table at {base_path}: {exc}. Check the path and "
                                              "that the operator can read it (storage credentials)") from None

@@ -7,11 +7,14 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Mapping
 
 from .api import SparkSpec, load_spark
-from .planner import OperatorSettings
+from .api.fields import Pattern
+from .api.table import LOCK_PROVIDERS, THRIFT_URIS, ZK_HOSTS, ZNODE_PATH
+from .planner import LockServices, OperatorSettings
 from .planner.settings import DEFAULT_IMAGE
 
 ALL_NAMESPACES = ("", "all", "*")
@@ -23,6 +26,8 @@ class Settings:
     image: str = DEFAULT_IMAGE
     spark_service_account: str | None = None   # the jobs' service account when a resource names none
     job_defaults: SparkSpec = field(default_factory=SparkSpec)   # every job's Spark settings, under the table's
+    lock_provider: str = "kubernetesLease"    # of tables with several writers whose spec names no lock
+    lock_services: LockServices = field(default_factory=LockServices)   # where the platform's ZooKeeper/HMS are
     resync_seconds: float = 60.0          # the timer that re-plans, corrects drift, refreshes status
     metrics_port: int = 9102
     health_port: int = 8080
@@ -37,7 +42,8 @@ class Settings:
     @property
     def planner(self) -> OperatorSettings:
         return OperatorSettings(image=self.image, service_account=self.spark_service_account,
-                                job_defaults=self.job_defaults)
+                                job_defaults=self.job_defaults, default_lock_provider=self.lock_provider,
+                                lock_services=self.lock_services)
 
     def peering_priority(self, started: float) -> int:
         """Replicas of one Deployment share their environment, and kopf pauses every replica when
@@ -50,16 +56,21 @@ class Settings:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """WATCH_NAMESPACES (comma list, or all/empty), SPARK_IMAGE, SPARK_SERVICE_ACCOUNT, JOB_DEFAULTS
-        (JSON in the shape of a HudiTable's spec.spark), RESYNC_INTERVAL_SECONDS, METRICS_PORT,
+        (JSON in the shape of a HudiTable's spec.spark), LOCK_PROVIDER (a spec.concurrency.lock.provider),
+        LOCK_ZOOKEEPER_URL, LOCK_ZOOKEEPER_PORT, LOCK_ZOOKEEPER_BASE_PATH, LOCK_HIVE_METASTORE_URIS,
+        RESYNC_INTERVAL_SECONDS, METRICS_PORT,
         HEALTH_PORT, PEERING_NAME, PEERING_PRIORITY, PEERING_LIFETIME_SECONDS."""
         env = os.environ if env is None else env
         watched = env.get("WATCH_NAMESPACES", "").strip()
         namespaces = () if watched.lower() in ALL_NAMESPACES else tuple(
             n.strip() for n in watched.split(",") if n.strip())
+        lock_provider = _lock_provider(env.get("LOCK_PROVIDER", ""))
         return cls(namespaces=namespaces,
                    image=env.get("SPARK_IMAGE") or DEFAULT_IMAGE,
                    spark_service_account=env.get("SPARK_SERVICE_ACCOUNT") or None,
                    job_defaults=_job_defaults(env.get("JOB_DEFAULTS", "")),
+                   lock_provider=lock_provider,
+                   lock_services=_lock_services(env, lock_provider),
                    resync_seconds=_number(env, "RESYNC_INTERVAL_SECONDS", cls.resync_seconds, float),
                    metrics_port=_number(env, "METRICS_PORT", cls.metrics_port, int),
                    health_port=_number(env, "HEALTH_PORT", cls.health_port, int),
@@ -79,6 +90,42 @@ def _job_defaults(raw: str) -> SparkSpec:
     except json.JSONDecodeError as exc:
         raise ValueError(f"JOB_DEFAULTS is not JSON: {exc}") from None
     return load_spark(parsed, "JOB_DEFAULTS")
+
+
+def _lock_provider(raw: str) -> str:
+    """LOCK_PROVIDER: one of spec.concurrency.lock.provider's values (a typo stops the operator at start)."""
+    provider = raw.strip() or Settings.lock_provider
+    if provider not in LOCK_PROVIDERS:
+        raise ValueError(f"LOCK_PROVIDER={raw!r} is not a lock provider; use one of {', '.join(LOCK_PROVIDERS)}")
+    return provider
+
+
+def _lock_services(env: Mapping[str, str], provider: str) -> LockServices:
+    """LOCK_ZOOKEEPER_* and LOCK_HIVE_METASTORE_URIS: the platform's lock services, checked as the CRD
+    checks a table's spec.concurrency.lock; the one the default provider needs must be set, so a
+    platform whose default lock cannot be taken stops at start rather than refusing every table."""
+    defaults = LockServices()
+    services = LockServices(
+        zookeeper_url=_matching(env, "LOCK_ZOOKEEPER_URL", ZK_HOSTS),
+        zookeeper_port=_number(env, "LOCK_ZOOKEEPER_PORT", defaults.zookeeper_port, int),
+        zookeeper_base_path=_matching(env, "LOCK_ZOOKEEPER_BASE_PATH", ZNODE_PATH) or defaults.zookeeper_base_path,
+        hive_metastore_uris=_matching(env, "LOCK_HIVE_METASTORE_URIS", THRIFT_URIS))
+    needed = {"zookeeper": ("LOCK_ZOOKEEPER_URL", services.zookeeper_url, "lock.zookeeper.url"),
+              "hiveMetastore": ("LOCK_HIVE_METASTORE_URIS", services.hive_metastore_uris, "lock.hiveMetastore.uris")}
+    name, value, chart_value = needed.get(provider, ("", "not needed", ""))
+    if not value:
+        raise ValueError(f"LOCK_PROVIDER={provider} needs {name}: the platform's default lock has no address "
+                         f"(the hudi-operator chart's {chart_value})")
+    if services.zookeeper_port > 65535:
+        raise ValueError(f"LOCK_ZOOKEEPER_PORT={services.zookeeper_port} is not a port (1-65535)")
+    return services
+
+
+def _matching(env: Mapping[str, str], name: str, pattern: Pattern) -> str | None:
+    raw = (env.get(name) or "").strip()
+    if raw and not re.fullmatch(pattern.regex, raw):
+        raise ValueError(f"{name}={raw!r} is not {pattern.meaning}")
+    return raw or None
 
 
 def _number(env: Mapping[str, str], name: str, default, kind):

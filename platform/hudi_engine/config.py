@@ -440,6 +440,8 @@ OPTIMISTIC_CONCURRENCY_CONTROL = "OPTIMISTIC_CONCURRENCY_CONTROL"
 FS_LOCK_PROVIDER = "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"
 ZK_LOCK_PROVIDER = "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider"
 IN_PROCESS_LOCK_PROVIDER = "org.apache.hudi.client.transaction.lock.InProcessLockProvider"
+LEASE_LOCK_PROVIDER = "dev.hudi.lakehouse.transaction.lock.KubernetesLeaseLockProvider"
+HMS_LOCK_PROVIDER = "org.apache.hudi.hive.transaction.lock.HiveMetastoreBasedLockProvider"
 SIMPLE_CONFLICT_RESOLUTION = "org.apache.hudi.client.transaction.SimpleConcurrentFileWritesConflictResolutionStrategy"
 DIRECT_MARKER_DETECTION = "org.apache.hudi.table.marker.SimpleDirectMarkerBasedDetectionStrategy"
 
@@ -450,10 +452,15 @@ WRITE_CONCURRENCY_MODE = define(
     "hoodie.write.lock.provider and a commit that touched a file group another writer changed "
     "since it started fails with HoodieWriteConflictError.",
     choices=(SINGLE_WRITER, OPTIMISTIC_CONCURRENCY_CONTROL))
+NUM_RETRIES_ON_CONFLICT_FAILURES = define(
+    "hoodie.write.num.retries.on.conflict.failures", 0,
+    "Times a job retries a batch (a streamer round, a table service) that lost a write conflict to "
+    "another writer, before it fails with the conflict; 0 fails at once, as in Hudi.")
 LOCK_PROVIDER = define(
     "hoodie.write.lock.provider", ZK_LOCK_PROVIDER,
     "Lock provider class for optimistic concurrency control.",
-    choices=(FS_LOCK_PROVIDER, ZK_LOCK_PROVIDER, IN_PROCESS_LOCK_PROVIDER))
+    choices=(FS_LOCK_PROVIDER, ZK_LOCK_PROVIDER, IN_PROCESS_LOCK_PROVIDER, LEASE_LOCK_PROVIDER,
+             HMS_LOCK_PROVIDER))
 LOCK_FILESYSTEM_PATH = define(
     "hoodie.write.lock.filesystem.path", None,
     "FileSystemBasedLockProvider: folder of the lock file (default <base path>/.hoodie/.aux).")
@@ -486,6 +493,36 @@ ZK_SESSION_TIMEOUT_MS = define("hoodie.write.lock.zookeeper.session_timeout_ms",
                                "ZookeeperBasedLockProvider: session timeout.")
 ZK_CONNECTION_TIMEOUT_MS = define("hoodie.write.lock.zookeeper.connection_timeout_ms", 15000,
                                   "ZookeeperBasedLockProvider: connection timeout.")
+HMS_LOCK_DATABASE = define(
+    "hoodie.write.lock.hivemetastore.database", None,
+    "HiveMetastoreBasedLockProvider: database of the locked table (default hoodie.datasource.hive_sync.database, "
+    "else the table's hoodie.database.name). The same for every writer of the table.")
+HMS_LOCK_TABLE = define(
+    "hoodie.write.lock.hivemetastore.table", None,
+    "HiveMetastoreBasedLockProvider: table name locked (default hoodie.datasource.hive_sync.table, else the "
+    "Hudi table name); the metastore locks the name, the table need not exist there.")
+HMS_LOCK_URIS = define(
+    "hoodie.write.lock.hivemetastore.uris", None,
+    "HiveMetastoreBasedLockProvider: metastore thrift URI(s), comma separated (default "
+    "hoodie.datasource.hive_sync.metastore.uris). The metastore needs its transaction tables and "
+    "hive.txn.manager=org.apache.hadoop.hive.ql.lockmgr.DbTxnManager with hive.compactor.initiator.on=true, "
+    "so that it expires the locks of writers that died.")
+LOCK_HEARTBEAT_INTERVAL_MS = define(
+    "hoodie.write.lock.heartbeat_interval_ms", 60000,
+    "HiveMetastoreBasedLockProvider: how often a holder heartbeats its lock; keep it well below the "
+    "metastore's hive.txn.timeout (300 s by default), after which the metastore drops an unheartbeated lock.")
+LEASE_NAMESPACE = define(
+    "hoodie.write.lock.kubernetes.lease.namespace", None,
+    "KubernetesLeaseLockProvider: namespace of the Lease (default the pod's own, from its service account; "
+    "off a cluster, the kubeconfig context's). The same for every writer of the table.")
+LEASE_NAME = define(
+    "hoodie.write.lock.kubernetes.lease.name", None,
+    "KubernetesLeaseLockProvider: name of the Lease (default hudi-lock-<table name>-<8 hex of a hash of the "
+    "base path>, so every writer of one table derives the same).")
+LEASE_DURATION_SECONDS = define(
+    "hoodie.write.lock.kubernetes.lease.duration.seconds", 60,
+    "KubernetesLeaseLockProvider: how long a Lease nobody renews stays held before another writer may take "
+    "it over; the holder renews it every third of this.")
 # hoodie.cleaner.policy.failed.writes (defined above as ROLLBACK_PENDING): EAGER rolls back every
 # pending write first (single writer); LAZY only writes whose heartbeat expired (required by, and
 # implied with, optimistic concurrency control); NEVER leaves failed writes in place.

@@ -30,7 +30,12 @@ class HoodieLockError(HoodieError):
 
 
 class HoodieClusteringUpdateError(HoodieError):
-    """A write updates file groups that a pending clustering is rewriting."""
+    """A write updates file groups that a pending clustering is rewriting: ``clusterings`` are those
+    instants of the table at ``base_path``; once they complete, the same write can be retried."""
+
+    def __init__(self, message: str, base_path: str = "", clusterings: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.base_path, self.clusterings = base_path, clusterings
 
 
 class HoodieCorruptFileError(HoodieError, ValueError):

@@ -28,6 +28,10 @@ def add_parser(sub) -> None:
                        description=__doc__, epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_resource_arguments(p)
     p.add_argument("--image", help="Spark image of jobs whose spec sets none (the operator's default image)")
+    from hudi_operator.api.table import LOCK_PROVIDERS
+    p.add_argument("--lock-provider", choices=LOCK_PROVIDERS,
+                   help="the platform's lock of tables with several writers whose spec.concurrency names none, "
+                        "as the operator's chart sets it (lock.provider; default kubernetesLease)")
     p.set_defaults(run=run)
 
 
@@ -63,23 +67,32 @@ def run(args: argparse.Namespace) -> int:
     from hudi_operator.planner import OperatorSettings
     from hudi_operator.planner.resource_set import ResourceError
 
-    settings = OperatorSettings(namespace=args.namespace, **({"image": args.image} if args.image else {}))
+    settings = OperatorSettings(namespace=args.namespace, **({"image": args.image} if args.image else {}),
+                                **({"default_lock_provider": args.lock_provider} if args.lock_provider else {}))
     try:
         resources = load_resources(args)
         plans, problems = [], []
-        for plan in resources.plans(settings):
+        for resource, plan in resources.plans(settings):
             try:
-                plans.append(plan())
+                plans.append((resource, plan()))
             except ResourceError as exc:
-                problems.append(exc)
+                if str(exc) not in map(str, problems):       # a table's refusal, met again by its pipelines
+                    problems.append(exc)
     except ResourceError as exc:
         problems = [exc]
     if problems:
         for problem in problems:
             report(problem)
         return EXIT_INVALID
-    sys.stdout.write(dump_manifests([m for plan in plans for m in plan.manifests]))
+    sys.stdout.write("".join(_header(resource, plan) + dump_manifests(plan.manifests) for resource, plan in plans))
     return 0
+
+
+def _header(resource, plan) -> str:
+    """A comment before a table's objects: how its writers share it."""
+    if resource.kind != "HudiTable" or plan.concurrency is None:
+        return ""
+    return f"# HudiTable/{resource.metadata.name} concurrency: {plan.concurrency.summary()}\n"
 
 
 def dump_manifests(manifests: list[dict[str, Any]]) -> str:

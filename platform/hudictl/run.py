@@ -13,17 +13,20 @@ environment (``envFrom``) is read from the same folder."""
 from __future__ import annotations
 
 import argparse
+import datetime as _dt
 import os
 import shlex
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from .render import add_resource_arguments, load_resources, report
+from .table_services import ServiceScheduler
 
 EXAMPLE = """examples:
   hudictl run -f lake.yaml --once                  # one batch of every pipeline, in dependency order
@@ -35,10 +38,17 @@ EXAMPLE = """examples:
 Pipelines run in dependency order: a hudiIncremental pipeline after the pipelines writing its upstream
 table. A scheduled pipeline runs once (there is no scheduler here); with --once continuous ones do too.
 Suspended pipelines are skipped. Inline table services run inside the pipelines as they would in the
-cluster; the scheduled ones (compaction, catalog sync) run once after the pipelines with
---table-services (catalog sync needs the table's metastore to be reachable from here).
+cluster. With --table-services the scheduled ones (compaction, clustering, cleaning, savepoints,
+catalog sync) run beside continuous pipelines, each as a process of its own, on its cron schedule and,
+with runWhenDue, as soon as Hudi's triggers say it is due; one run per service of a table at a time,
+until the pipelines end or Ctrl-C. With --once (or no continuous pipeline) each runs once after the
+pipelines. Catalog sync needs the table's metastore to be reachable from here.
+
+Ctrl-C (or SIGTERM) stops the pipelines after their batch and lets running services finish (a second
+Ctrl-C stops them too); the exit code is 0 when every job ended cleanly, 1 otherwise.
 """
 EXIT_FAILED = 1
+SUPERVISE_SECONDS = 1.0      # how often the services beside continuous pipelines are looked at
 
 
 def add_parser(sub) -> None:
@@ -50,18 +60,24 @@ def add_parser(sub) -> None:
     p.add_argument("--once", action="store_true",
                    help="one batch per pipeline, continuous ones included (tests, demos)")
     p.add_argument("--table-services", action="store_true",
-                   help="after the pipelines, run each table's scheduled services once")
+                   help="run each table's scheduled services beside continuous pipelines, on their "
+                        "schedules and when due (with --once: once, after the pipelines)")
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def local_settings(namespace: str, **overrides: Any):
+    """The planner's settings without a cluster: no platform lock (no Lease to take), so a table
+    that several jobs write takes a lock file on local disk and must name its lock on object storage."""
     from hudi_operator.planner import OperatorSettings
+    return OperatorSettings(namespace=namespace, default_lock_provider=None, **overrides)
+
+
+def run(args: argparse.Namespace) -> int:
     from hudi_operator.planner.resource_set import ResourceError
 
     secrets_dir = Path(args.secrets_dir).resolve()
     with tempfile.TemporaryDirectory(prefix="hudictl-run-") as work:
-        settings = OperatorSettings(namespace=args.namespace, secrets_dir=str(secrets_dir),
-                                    config_dir=str(Path(work) / "config"))
+        settings = local_settings(args.namespace, secrets_dir=str(secrets_dir), config_dir=str(Path(work) / "config"))
         try:
             resources = load_resources(args)
             services = []
@@ -76,8 +92,12 @@ def run(args: argparse.Namespace) -> int:
         except ResourceError as exc:
             return report(exc)
         _write_config_maps(resources.config_maps, Path(settings.config_dir))
-        done = _run_jobs(jobs, secrets_dir, args.once)
-        if done != 0 or not args.table_services:
+        beside = None
+        if args.table_services and not args.once and any(_continuous(p, j) for p, j, _ in jobs):
+            beside = ServiceScheduler.of(services, lambda job, job_dir: _start_service(job, job_dir, secrets_dir),
+                                         _dt.datetime.now(), lambda job: _storage_conf(job, secrets_dir))
+        done = _run_jobs(jobs, secrets_dir, args.once, beside)
+        if done != 0 or not args.table_services or beside is not None:
             return done
         return _run_services(services, secrets_dir)
 
@@ -91,9 +111,14 @@ def _write_config_maps(config_maps: dict[tuple[str, str], dict[str, str]], root:
             (folder / key).write_text(value)
 
 
-def _run_jobs(jobs: list, secrets_dir: Path, once: bool) -> int:
+def _continuous(pipeline, job) -> bool:
+    return pipeline.spec.state != "suspended" and bool(job.job_config.get("continuous"))
+
+
+def _run_jobs(jobs: list, secrets_dir: Path, once: bool, beside: ServiceScheduler | None = None) -> int:
     """Run-once jobs to completion one after another; continuous ones started and left running
-    while the next start, then waited for. The first failure stops everything."""
+    while the next start, then waited for, with the table services ``beside`` them started as their
+    schedules and triggers say. The first failure of a pipeline stops everything."""
     running: list[tuple[str, subprocess.Popen]] = []
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
@@ -111,6 +136,8 @@ def _run_jobs(jobs: list, secrets_dir: Path, once: bool) -> int:
                 running.append((name, process))
             elif process.wait() != 0:
                 return _failed(name, process.returncode)
+        if beside is not None:
+            return _supervise(running, beside)
         for name, process in running:
             if process.wait() != 0:
                 return _failed(name, process.returncode)
@@ -118,11 +145,19 @@ def _run_jobs(jobs: list, secrets_dir: Path, once: bool) -> int:
         _say("stopping: each running pipeline finishes its batch and commits it")
         for _, process in running:
             process.send_signal(signal.SIGTERM)
-        for _, process in running:
-            process.wait()
-        return EXIT_FAILED
+        failed = [name for name, process in running if process.wait() != 0]
+        for name in failed:
+            _failed(name, dict(running)[name].returncode)
+        if beside is not None:
+            _say("waiting for the running table services to finish (Ctrl-C again stops them)")
+            beside.stop(terminate=False)
+            _say(f"table services: {beside.runs} run(s), {len(beside.failures)} failed")
+            failed += beside.failures
+        return EXIT_FAILED if failed else 0
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if beside is not None:
+            beside.stop(terminate=True)
         for _, process in running:
             if process.poll() is None:
                 process.terminate()
@@ -130,13 +165,34 @@ def _run_jobs(jobs: list, secrets_dir: Path, once: bool) -> int:
     return 0
 
 
+def _supervise(running: list[tuple[str, subprocess.Popen]], beside: ServiceScheduler) -> int:
+    """The continuous pipelines until they end, the table services started beside them meanwhile;
+    then the services still running are waited for."""
+    while running:
+        beside.tick(_dt.datetime.now())
+        for name, process in list(running):
+            if process.poll() is None:
+                continue
+            if process.returncode != 0:
+                return _failed(name, process.returncode)
+            running.remove((name, process))
+        time.sleep(SUPERVISE_SECONDS)
+    beside.stop(terminate=False)
+    _say(f"table services: {beside.runs} run(s), {len(beside.failures)} failed")
+    return EXIT_FAILED if beside.failures else 0
+
+
+def _start_service(job, job_dir: Path, secrets_dir: Path) -> subprocess.Popen:
+    from hudi_operator.planner.spark_app import job_config_yaml
+    return _start(job, "hudi_jobs.table_service", job_config_yaml(job.job_config), job_dir, secrets_dir)
+
+
 def _run_services(services: list, secrets_dir: Path) -> int:
     """Each table's scheduled services, once, one after another (what their cron would start)."""
-    from hudi_operator.planner.spark_app import job_config_yaml
     for table, job, job_dir in services:
         name = f"HudiTable/{table.metadata.name} {job.service}"
         _say(f"{name}: running once")
-        code = _start(job, "hudi_jobs.table_service", job_config_yaml(job.job_config), job_dir, secrets_dir).wait()
+        code = _start_service(job, job_dir, secrets_dir).wait()
         if code != 0:
             return _failed(name, code)
     return 0
@@ -173,23 +229,49 @@ def _start(job, module: str, job_config: str, job_dir: Path, secrets_dir: Path) 
     (job_dir / JOB_CONFIG_KEY).write_text(job_config)
     for key, text in job.files.items():
         (job_dir / key).write_text(text)
-    app = job.application["spec"]
-    app = app.get("template", app)
+    app = _driver_app(job)
     env = dict(os.environ)
     prefix = "spark.kubernetes.driverEnv."
     env.update({k[len(prefix):]: v for k, v in app.get("sparkConf", {}).items() if k.startswith(prefix)})
     # The Hadoop settings (spark.hadoop.*: how to reach the table's store) reach the local session
     # as spark-submit's --conf would give them; the rest of the sparkConf is the cluster's.
-    hadoop = [arg for k, v in app.get("sparkConf", {}).items() if k.startswith("spark.hadoop.")
-              for arg in ("--conf", f"{k}={v}")]
+    hadoop = [arg for k, v in _hadoop_conf(app).items() for arg in ("--conf", f"{k}={v}")]
     if hadoop:
         env["PYSPARK_SUBMIT_ARGS"] = shlex.join([*hadoop, "pyspark-shell"])
-    for source in app["driver"].get("envFrom", ()):
-        env.update(_secret_env(secrets_dir, source["secretRef"]["name"]))
+    env.update(_env_secrets(app, secrets_dir))
     # its own session: Ctrl-C reaches hudictl only, which passes one SIGTERM on (a second one
     # would make the job abandon its batch)
     return subprocess.Popen([sys.executable, "-m", module, "--job-config", str(job_dir / JOB_CONFIG_KEY)],
                             env=env, start_new_session=True)
+
+
+def _driver_app(job) -> dict[str, Any]:
+    app = job.application["spec"]
+    return app.get("template", app)
+
+
+def _hadoop_conf(app: dict[str, Any]) -> dict[str, str]:
+    return {k: v for k, v in app.get("sparkConf", {}).items() if k.startswith("spark.hadoop.")}
+
+
+def _env_secrets(app: dict[str, Any], secrets_dir: Path) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for source in app["driver"].get("envFrom", ()):
+        found.update(_secret_env(secrets_dir, source["secretRef"]["name"]))
+    return found
+
+
+# The AWS SDK's environment variables and the S3A keys they stand for.
+_AWS_ENV = {"AWS_ACCESS_KEY_ID": "fs.s3a.access.key", "AWS_SECRET_ACCESS_KEY": "fs.s3a.secret.key",
+            "AWS_SESSION_TOKEN": "fs.s3a.session.token"}
+
+
+def _storage_conf(job, secrets_dir: Path) -> dict[str, str]:
+    """How this process reads the job's table (the due-service checks): the job's Hadoop settings and
+    the credentials of the Secret the job gets as environment."""
+    app = _driver_app(job)
+    secrets = _env_secrets(app, secrets_dir)
+    return {**_hadoop_conf(app), **{key: secrets[env] for env, key in _AWS_ENV.items() if env in secrets}}
 
 
 def _secret_env(secrets_dir: Path, secret: str) -> dict[str, str]:

@@ -24,11 +24,20 @@ def add_parser(sub) -> None:
     p.set_defaults(run=run)
 
 
-def table_report(table, now: dt.datetime) -> dict:
+def concurrency_report(resources, table, settings) -> str:
+    """How the table's writers share it, as planned (or why the plan refuses them)."""
+    from hudi_operator.planner.resource_set import ResourceError
+    try:
+        return resources.plan_table(table, settings).concurrency.summary()
+    except ResourceError as exc:
+        return f"refused: {exc.path}: {exc.message}"
+
+
+def table_report(table, now: dt.datetime, concurrency: str | None = None) -> dict:
     from hudi_engine.api import HoodieTable
     from hudi_operator.reconcile.table_status import compaction_trigger, observe
     base = table.spec.base_path
-    row = {"kind": "HudiTable", "name": table.metadata.name, "basePath": base}
+    row = {"kind": "HudiTable", "name": table.metadata.name, "basePath": base, "concurrency": concurrency}
     if not HoodieTable.exists(base):
         return {**row, "state": "no table yet (the first commit of a pipeline creates it)"}
     observation = observe(HoodieTable.load(base), compaction_trigger(table.spec), now)
@@ -51,7 +60,10 @@ def run(args: argparse.Namespace) -> int:
     except ResourceError as exc:
         return report(exc)
     now = dt.datetime.now(dt.timezone.utc)
-    tables = {t.metadata.name: table_report(t, now) for t in resources.tables.values()}
+    from hudi_operator.planner import OperatorSettings
+    settings = OperatorSettings(namespace=args.namespace)    # as the operator plans (the chart's default lock)
+    tables = {t.metadata.name: table_report(t, now, concurrency_report(resources, t, settings))
+              for t in resources.tables.values()}
     rows = [*tables.values(), *(pipeline_report(p, tables) for p in resources.pipelines_in_order())]
     if args.json:
         print(json.dumps(rows, indent=2, default=str))

@@ -40,11 +40,16 @@ PSS_EXCEPTIONS = {
 }
 
 
-def readme_job_namespaces_values() -> str:
-    """The values file charts/README.md gives for other job namespaces (so the docs are what is tested)."""
+def readme_values(marker: str) -> str:
+    """The values file of charts/README.md that contains ``marker`` (so the docs are what is tested)."""
     blocks = re.findall(r"```yaml\n(.*?)```", (CHARTS / "README.md").read_text(), re.S)
-    (block,) = [b for b in blocks if "jobNamespaces: &jobNamespaces" in b]
+    (block,) = [b for b in blocks if marker in b]
     return "\n".join(line.strip() and line[2:] for line in block.splitlines())
+
+
+def readme_job_namespaces_values() -> str:
+    """The values file charts/README.md gives for other job namespaces."""
+    return readme_values("jobNamespaces: &jobNamespaces")
 
 
 VALUES: dict[str, str] = {
@@ -204,10 +209,10 @@ def test_bucket_credentials_and_identity_reach_everything_that_touches_storage(r
     objects = render("storage")
     metastore = named(objects, "Deployment", f"{RELEASE}-hive-metastore")
     operator = named(objects, "Deployment", f"{RELEASE}-hudi-operator")
-    (args,) = containers(pod_spec(metastore))[0]["args"]
+    (args,) = pod_spec(metastore)["containers"][0]["args"]
     assert f"-Dhive.metastore.warehouse.dir=s3a://{BUCKET}/warehouse " in args
     for workload in (metastore, operator):
-        assert containers(pod_spec(workload))[0]["envFrom"] == [{"secretRef": {"name": "lake-keys"}}]
+        assert pod_spec(workload)["containers"][0]["envFrom"] == [{"secretRef": {"name": "lake-keys"}}]
     role = {"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/lake"}
     accounts = {(a["metadata"].get("namespace"), a["metadata"]["name"]): a for a in by_kind(objects, "ServiceAccount")}
     storage_users = [(NAMESPACE, pod_spec(metastore)["serviceAccountName"]),

@@ -29,7 +29,7 @@ from hudi_engine.table.meta_client import HoodieTable
 from hudictl import hive_sync as hive_sync_cli
 from tests.conftest import configure_session, unzip_fixture
 from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA
-from tests.support.metastore import S3A_BUCKET, start_metastore
+from tests.support.metastore import S3A_BUCKET
 from tests.support.services import free_port
 
 pytestmark = pytest.mark.spark      # the metastore runs on the JVM too
@@ -39,13 +39,6 @@ HUDI_RT_INPUT = "org.apache.hudi.hadoop.realtime.HoodieParquetRealtimeInputForma
 META_COLS = [("_hoodie_commit_time", "string"), ("_hoodie_commit_seqno", "string"),
              ("_hoodie_record_key", "string"), ("_hoodie_partition_path", "string"),
              ("_hoodie_file_name", "string")]
-
-
-@pytest.fixture(scope="session")
-def metastore(tmp_path_factory):
-    ms = start_metastore(tmp_path_factory.mktemp("hive-metastore"))
-    yield ms
-    ms.stop()
 
 
 @pytest.fixture

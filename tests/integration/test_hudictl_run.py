@@ -137,3 +137,67 @@ def test_run_with_table_services_compacts_a_merge_on_read_table_once_due(tmp_pat
     assert [i.action for i in timeline.completed_writes()] == ["deltacommit", "deltacommit", "commit"]
     assert rows(hudi_rs_read(tmp_path / "lake" / "orders", read_optimized=True), COLUMNS) == [
         (1, "eu", 12.0, 2), (2, "us", 4.0, 2), (3, "eu", -1.0, 1), (4, "us", 7.25, 1)]
+
+
+def test_run_compacts_beside_a_continuous_pipeline_when_compaction_becomes_due(tmp_path):
+    """No --once: the pipeline keeps ingesting while the compaction starts, as a process of its own,
+    as soon as the table's trigger says it is due (its cron would fire next year); Ctrl-C stops both."""
+    import os
+    import signal
+    import time
+
+    from hudi_engine.table.meta_client import HoodieTable
+    base_path = tmp_path / "lake" / "orders"
+    table = orders_table("orders", base_path)
+    table["spec"].update(tableType="MERGE_ON_READ", services={
+        "cleaning": {"mode": "disabled"},
+        "compaction": {"mode": "scheduled", "schedule": "@yearly", "maxDeltaCommits": 2}})
+    documents = [table, resource("HudiPipeline", "orders-files", {
+        "tableRef": {"name": "orders"}, "mode": {"minSyncIntervalSeconds": 1},
+        "source": {"type": "files", "files": {"path": str(tmp_path / "landing"), "format": "json"}}})]
+    (tmp_path / "lake.yaml").write_text(yaml.safe_dump_all(documents))
+    (tmp_path / "secrets").mkdir()
+    log = (tmp_path / "hudictl.log").open("w")
+    hudictl = subprocess.Popen([sys.executable, "-m", "hudictl.cli", "run", "-f", str(tmp_path / "lake.yaml"),
+                                "--table-services", "--secrets-dir", str(tmp_path / "secrets")],
+                               stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def completed():
+        if not HoodieTable.exists(str(base_path)):
+            return []
+        return [(i.action, i.timestamp) for i in HoodieTable.load(str(base_path)).timeline.completed_writes()]
+
+    def compacted_beside_the_pipeline():
+        actions = [a for a, _ in completed()]
+        return "commit" in actions and "deltacommit" in actions[actions.index("commit") + 1:]
+
+    drops = 0
+    try:
+        deadline = time.monotonic() + 600
+        while not compacted_beside_the_pipeline():
+            assert hudictl.poll() is None, (tmp_path / "hudictl.log").read_text()[-5000:]
+            assert time.monotonic() < deadline, (tmp_path / "hudictl.log").read_text()[-5000:]
+            if len(completed()) >= drops:                    # one new file per commit: a steady stream
+                drops += 1
+                write_json_lines(tmp_path / "landing" / f"orders-{drops:03d}.json",
+                                 [{"id": 1, "region": "eu", "amount": float(drops), "ts": drops},
+                                  {"id": 100 + drops, "region": "us", "amount": 1.0, "ts": drops}])
+                os.utime(tmp_path / "landing" / f"orders-{drops:03d}.json", (time.time(), time.time()))
+            time.sleep(0.5)
+        # the last file in, nothing pending: then Ctrl-C
+        while HoodieTable.load(str(base_path)).timeline.pending() or \
+                max(int(r["amount"]) for r in hudi_rs_read(base_path).to_pylist() if r["id"] == 1) != drops:
+            assert time.monotonic() < deadline, (tmp_path / "hudictl.log").read_text()[-5000:]
+            time.sleep(0.5)
+        hudictl.send_signal(signal.SIGINT)
+        hudictl.wait(timeout=120)
+    finally:
+        if hudictl.poll() is None:
+            os.killpg(hudictl.pid, signal.SIGKILL)
+        log.close()
+    timeline = HoodieTable.load(str(base_path)).timeline
+    assert not timeline.pending(), (tmp_path / "hudictl.log").read_text()[-5000:]
+    actions = [a for a, _ in completed()]
+    assert actions.count("commit") >= 1 and actions[0] == "deltacommit"
+    assert rows(hudi_rs_read(base_path), COLUMNS) == sorted(
+        [(1, "eu", float(drops), drops)] + [(100 + n, "us", 1.0, n) for n in range(1, drops + 1)])

@@ -15,14 +15,13 @@ import pytest
 from hudi_engine import read, write
 from hudi_engine.concurrency.heartbeat import Heartbeat, heartbeat_path
 from hudi_engine.errors import HoodieError, HoodieWriteConflictError
-from hudi_engine.file_group.markers import marker_path
 from hudi_engine.services.compaction import schedule_compaction
 from hudi_engine.table.meta_client import HoodieTable
 from hudi_engine.timeline.avro_models import decode_instant_avro
 from hudi_engine.timeline.instant import DELTA_COMMIT, ROLLBACK, WRITE_ACTIONS, Instant, State, new_instant_time
 from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA
 from tests.support.hudi_rs import hudi_rs_read, rows
-from tests.support.occ_writer import CONFLICT_EXIT
+from tests.support.occ_writer import CONFLICT_EXIT, live_writer_footprint
 from tests.support.processes import kill_tree
 from tests.support.storage import connection_options, files
 from tests.support.zookeeper import zookeeper  # noqa: F401 (a fixture)
@@ -68,6 +67,21 @@ def finish(proc, timeout=240) -> tuple[int, dict]:
     return proc.returncode, json.loads(lines[-1]) if lines else {}
 
 
+def race(path, tmp_path, writes: dict, options=None) -> dict[str, tuple[int, dict]]:
+    """Writers (name → rows) started as processes, held at a gate until every one has its write in
+    flight, then let go together: each one's exit code and last report."""
+    gate = tmp_path / "go"
+    writers = {name: start_writer(path, tmp_path, name, rows_, gate, options=options) for name, rows_ in writes.items()}
+    try:
+        wait_until(lambda: len(pending_writes(path)) == len(writers), "every writer in flight", writers.values())
+        gate.touch()
+        return {name: finish(p) for name, p in writers.items()}
+    finally:
+        for p in writers.values():
+            if p.poll() is None:
+                kill_tree(p.pid)
+
+
 def table_rows(spark, path):
     ours = sorted(tuple(r[c] for c in COLUMNS) for r in read(spark, path).collect())
     theirs = rows(hudi_rs_read(path), COLUMNS)
@@ -108,17 +122,9 @@ def lock_for(request):
 def test_writers_of_disjoint_partitions_both_commit(spark, table_path, tmp_path):
     write(spark.createDataFrame([("a", "apple", "eu", 1), ("b", "berry", "us", 1)], FRUIT_SCHEMA),
           table_path, opts("insert"))
-    gate = tmp_path / "go"
-    eu = start_writer(table_path, tmp_path, "eu", [("a", "apricot", "eu", 2), ("c", "cherry", "eu", 2)], gate)
-    us = start_writer(table_path, tmp_path, "us", [("b", "banana", "us", 2), ("d", "date", "us", 2)], gate)
-    try:
-        wait_until(lambda: len(pending_writes(table_path)) == 2, "both writers in flight", [eu, us])
-        gate.touch()
-        (code_eu, out_eu), (code_us, out_us) = finish(eu), finish(us)
-    finally:
-        for p in (eu, us):
-            if p.poll() is None:
-                kill_tree(p.pid)
+    (code_eu, out_eu), (code_us, out_us) = race(table_path, tmp_path, {
+        "eu": [("a", "apricot", "eu", 2), ("c", "cherry", "eu", 2)],
+        "us": [("b", "banana", "us", 2), ("d", "date", "us", 2)]}).values()
     assert (code_eu, code_us) == (0, 0), (out_eu, out_us, (tmp_path / "eu.log").read_text()[-3000:])
     assert out_eu["committed"] != out_us["committed"]
     assert table_rows(spark, table_path) == [("a", "apricot", "eu", 2), ("b", "banana", "us", 2),
@@ -132,19 +138,8 @@ def test_writers_of_one_file_group_one_wins_other_conflicts_and_is_rolled_back(s
     write(spark.createDataFrame([("k1", "kiwi", "eu", 1), ("k2", "kale", "eu", 1)], FRUIT_SCHEMA),
           table_path, opts("insert", **lock))
     [group] = {f.rsplit("/", 1)[1].split("_")[0] for f in files(table_path, "eu/*.parquet")}
-    gate = tmp_path / "go"
-    writers = {name: start_writer(table_path, tmp_path, name,
-                                  [("k1", f"from-{name}", "eu", 2), (f"new-{name}", name, "eu", 2)], gate,
-                                  options={**lock, **connection_options(table_path)})
-               for name in ("x", "y")}
-    try:
-        wait_until(lambda: len(pending_writes(table_path)) == 2, "both writers in flight", writers.values())
-        gate.touch()
-        results = {name: finish(p) for name, p in writers.items()}
-    finally:
-        for p in writers.values():
-            if p.poll() is None:
-                kill_tree(p.pid)
+    results = race(table_path, tmp_path, {name: [("k1", f"from-{name}", "eu", 2), (f"new-{name}", name, "eu", 2)]
+                                          for name in ("x", "y")}, options={**lock, **connection_options(table_path)})
     winners = [n for n, (code, _) in results.items() if code == 0]
     losers = [n for n, (code, _) in results.items() if code == CONFLICT_EXIT]
     assert len(winners) == 1 and len(losers) == 1, results
@@ -200,22 +195,10 @@ def test_killed_writer_is_rolled_back_after_its_heartbeat_expires_live_writer_le
     assert_no_leftovers(table_path)
 
 
-def _live_writer_footprint(path: str, partition: str, file_id: str) -> tuple[Instant, Heartbeat]:
-    """What a live writer that started updating a file group leaves on storage: its requested
-    instant, a beating heartbeat and a MERGE marker naming the file group."""
-    table = HoodieTable.load(path)
-    instant = Instant(new_instant_time(table.timeline.last_instant_time), "commit", State.REQUESTED)
-    beat = Heartbeat(table.storage, instant.timestamp, 1000).start()
-    table.timeline.create_requested(instant)
-    table.storage.write_bytes(marker_path(instant.timestamp, partition,
-                                          f"{file_id}_0-1-1_{instant.timestamp}.parquet", "MERGE"), b"")
-    return instant, beat
-
-
 def test_early_conflict_detection_fails_before_writing_data_files(spark, table_path):
     write(spark.createDataFrame([("k1", "kiwi", "eu", 1)], FRUIT_SCHEMA), table_path, opts("insert"))
     [group] = {f.name.split("_")[0] for f in Path(table_path, "eu").glob("*.parquet")}
-    other, beat = _live_writer_footprint(table_path, "eu", group)
+    other, beat = live_writer_footprint(table_path, "eu", group)
     try:
         early = opts(**{"hoodie.write.concurrency.early.conflict.detection.enable": "true"})
         with pytest.raises(HoodieWriteConflictError) as err:

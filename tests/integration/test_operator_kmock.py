@@ -244,7 +244,8 @@ async def test_pipeline_lifecycle_through_the_real_operator_against_kmock(cluste
     table = cluster.status(TABLES, "trips")
     assert (table["lastCommitInstant"], table["tableVersion"], table["commitsSinceCompaction"]) == \
         ("20251220210130911", 8, 1)
-    assert table["services"]["compaction"] == {"name": "trips-compaction", "state": "Due"}
+    assert table["services"]["compaction"]["name"] == "trips-compaction"
+    assert table["services"]["compaction"]["state"] in ("Due", "Started")      # Started once the run is made
     assert cluster.names(SCHEDULED) == ["trips-compaction"]            # the scheduled table service
     await cluster.posted("trips", "CompactionDue", "Ready")
     # the threshold (1 delta commit) is crossed, so compaction runs now, once, not at the next cron tick
@@ -348,6 +349,55 @@ async def test_pipeline_lifecycle_through_the_real_operator_against_kmock(cluste
     await cluster.delete(PIPELINES, "ingest")
     await cluster.until(lambda: cluster.get(PIPELINES, "ingest") is None, what="the pipeline to go")
     assert cluster.names(APPS) == [TRIGGERED] and cluster.names(CONFIGMAPS) == ["trips-compaction-config"]
+    assert operator.returncode is None
+
+
+def add_delta_commit(base_path: str, instant: str) -> None:
+    """A writer's new delta commit on the fixture table (its last one, again, at a later time)."""
+    timeline = Path(base_path) / ".hoodie" / "timeline"
+    last = timeline / "20251220210130911_20251220210131755.deltacommit"
+    (timeline / f"{instant}_{instant[:-3]}999.deltacommit").write_bytes(last.read_bytes())
+
+
+@pytest.mark.asyncio
+async def test_due_services_start_one_job_of_a_kind_at_a_time_with_the_reason(cluster, operator, tables):
+    """Due → one run, the reason in status and event; a new commit while it runs → no second run
+    (status says what it waits for); the run ends → the next one starts for the newer timeline."""
+    base_path = tables("trips")
+    await cluster.create(TABLES, table_body("trips", base_path))
+    await cluster.until(lambda: cluster.names(APPS) == [TRIGGERED], what="the triggered compaction")
+    reason = ("compaction due: 1 delta commits since 20251220210129235, the last compaction or first delta commit "
+              "(hoodie.compact.inline.trigger.strategy=NUM_COMMITS, hoodie.compact.inline.max.delta.commits=1, "
+              "hoodie.compact.inline.max.delta.seconds=3600)")
+    await cluster.until(lambda: cluster.status(TABLES, "trips")["services"]["compaction"].get("run") == TRIGGERED,
+                        what="the run in the status")
+    service = cluster.status(TABLES, "trips")["services"]["compaction"]
+    assert service["state"] in ("Started", "Running") and service["reason"].split("; waiting")[0] == reason
+    [event] = await cluster.posted("trips", "CompactionTriggered")
+    assert event["message"] == f"{reason}: started {TRIGGERED}"
+    assert cluster.get(APPS, TRIGGERED)["metadata"]["labels"]["lakehouse.hudi.dev/service"] == "compaction"
+
+    # still running: a new delta commit makes compaction due again, but no second job starts
+    await cluster.spark_state(TRIGGERED, "RUNNING")
+    add_delta_commit(base_path, "20251220210140000")
+    await cluster.until(lambda: cluster.status(TABLES, "trips")["services"]["compaction"].get("reason", "")
+                        .startswith("compaction due: 2 delta commits"), timeout=RESYNC_SECONDS * 5,
+                        what="the held compaction, due again, in the status")
+    held = cluster.status(TABLES, "trips")["services"]["compaction"]
+    assert held["state"] == "Running" and held["reason"].startswith("compaction due: 2 delta commits")
+    assert held["reason"].endswith(f"; waiting for {TRIGGERED} to end")
+    await asyncio.sleep(RESYNC_SECONDS * 2)
+    assert cluster.names(APPS) == [TRIGGERED] and len(cluster.events("CompactionTriggered", "trips")) == 1
+
+    # finished (here without compacting, as if it failed): the next run starts, for the newer commit
+    await cluster.spark_state(TRIGGERED, "FAILED", errorMessage="executor lost")
+    second = "trips-compaction-run-220210140000"
+    await cluster.until(lambda: cluster.names(APPS) == sorted([TRIGGERED, second]), timeout=RESYNC_SECONDS * 5,
+                        what="the next run")
+    await cluster.until(lambda: len(cluster.events("CompactionTriggered", "trips")) == 2, what="its event")
+    assert cluster.status(TABLES, "trips")["services"]["compaction"]["run"] == second
+    await asyncio.sleep(RESYNC_SECONDS * 2)                              # one run per state of the timeline
+    assert cluster.names(APPS) == sorted([TRIGGERED, second])
     assert operator.returncode is None
 
 

@@ -1,7 +1,8 @@
 """A real Hive Metastore (thrift, Hive 2.3 from pyspark's jars) on a free local port, with its
 Derby database in a temp folder: started once per test session, stopped at the end.
 
-Starting returns at once and the first use of :attr:`Metastore.uri` waits until it listens
+Its lock manager is on (transaction tables, DbTxnManager housekeeping), for the Hive Metastore lock
+provider. Starting returns soon and the first use of :attr:`Metastore.uri` waits until it listens
 (~15 s), so the JVM boots while the tests write their tables."""
 from __future__ import annotations
 
@@ -16,6 +17,20 @@ from tests.support.services import free_port, stop_group
 
 JARS = Path(pyspark.__file__).parent / "jars"
 START_TIMEOUT_S = 120
+# The metastore's lock manager as the chart configures it: its transaction tables (which
+# DataNucleus' autoCreateAll does not make) and its settings.
+CHART_FILES = Path(__file__).resolve().parents[2] / "charts" / "hive-metastore" / "files"
+TXN_SCHEMA = CHART_FILES / "hive-txn-schema-2.3.0.sql"
+# How long the metastore keeps a lock nobody heartbeats (hive.txn.timeout; 300 s in the chart),
+# short so that the tests see a dead holder's lock expire; its housekeeping runs every second.
+TXN_TIMEOUT_S = 4
+
+
+def lock_manager_settings() -> dict[str, str]:
+    lines = (line.strip() for line in (CHART_FILES / "lock-manager.properties").read_text().splitlines())
+    settings = dict(line.split("=", 1) for line in lines if line and not line.startswith("#"))
+    return {**settings, "hive.txn.timeout": f"{TXN_TIMEOUT_S}s",
+            "hive.timedout.txn.reaper.start": "1s", "hive.timedout.txn.reaper.interval": "1s"}
 # The bucket whose s3a:// locations the metastore accepts. A metastore checks and makes a table's
 # folder through Hadoop; pyspark's jars carry no S3A connector (hadoop-aws) and none can be
 # downloaded here, so Hadoop's ViewFileSystemOverloadScheme stands in for it, mounting this bucket
@@ -64,8 +79,29 @@ class Metastore:
         stop_group(self.process, timeout_s=20)
 
 
+def derby_txn_schema() -> str:
+    """The chart's PostgreSQL DDL in Derby's words: only the binary column type differs (Hive's own
+    Derby script uses VARCHAR FOR BIT DATA where the PostgreSQL one has BYTEA)."""
+    return TXN_SCHEMA.read_text().replace("BYTEA", "VARCHAR(2048) FOR BIT DATA")
+
+
+def create_txn_tables(database_url: str, workdir: Path) -> None:
+    """Run the transaction tables' DDL on the Derby database with Derby's own ij tool (the database
+    is embedded, so before the metastore opens it)."""
+    script = workdir / "hive-txn-schema.derby.sql"
+    script.write_text(derby_txn_schema())
+    classpath = ":".join(str(j) for j in JARS.glob("derby*.jar"))
+    done = subprocess.run(["java", f"-Dij.database={database_url}", "-cp", classpath, "org.apache.derby.tools.ij",
+                           str(script)], capture_output=True, text=True, timeout=120, cwd=workdir)
+    errors = [line for line in done.stdout.splitlines() if line.startswith("ERROR")]
+    if done.returncode or errors:
+        raise RuntimeError(f"creating the metastore's transaction tables failed: {errors or done.stderr}")
+
+
 def start_metastore(workdir: Path) -> Metastore:
     port, log = free_port(), workdir / "metastore.log"
+    database_url = f"jdbc:derby:;databaseName={workdir}/metastore_db;create=true"
+    create_txn_tables(database_url, workdir)
     conf = workdir / "conf"
     conf.mkdir(exist_ok=True)
     (workdir / "s3a-stand-in").mkdir(exist_ok=True)
@@ -73,9 +109,10 @@ def start_metastore(workdir: Path) -> Metastore:
     command = [
         "java", "-Xmx512m", "-cp", f"{conf}:{JARS}/*", "-Dhive.async.log.enabled=false",
         "-DLog4jContextSelector=org.apache.logging.log4j.core.selector.ClassLoaderContextSelector",
-        f"-Djavax.jdo.option.ConnectionURL=jdbc:derby:;databaseName={workdir}/metastore_db;create=true",
+        f"-Djavax.jdo.option.ConnectionURL={database_url}",
         "-Ddatanucleus.schema.autoCreateAll=true", "-Dhive.metastore.schema.verification=false",
         f"-Dhive.metastore.warehouse.dir={workdir}/warehouse",
+        *(f"-D{key}={value}" for key, value in lock_manager_settings().items()),
         "org.apache.hadoop.hive.metastore.HiveMetaStore", "-p", str(port)]
     with open(log, "wb") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=workdir,

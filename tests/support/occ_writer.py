@@ -14,6 +14,10 @@ import sys
 import time
 
 from hudi_engine import write
+from hudi_engine.concurrency.heartbeat import Heartbeat
+from hudi_engine.file_group.markers import marker_path
+from hudi_engine.table.meta_client import HoodieTable
+from hudi_engine.timeline.instant import Instant, State, new_instant_time
 from hudi_engine.errors import HoodieWriteConflictError
 from hudi_engine.spark import local_spark
 from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA
@@ -28,6 +32,19 @@ def gated(gate: str):
             time.sleep(0.05)
         yield from batches
     return wait_for_gate
+
+
+def live_writer_footprint(path: str, partition: str, file_id: str) -> tuple[Instant, Heartbeat]:
+    """What a live writer that started updating a file group leaves on storage: its requested
+    instant, a beating heartbeat and a MERGE marker naming the file group (``stop()`` the heartbeat
+    and the writer is dead: the next writer rolls it back)."""
+    table = HoodieTable.load(path)
+    instant = Instant(new_instant_time(table.timeline.last_instant_time), "commit", State.REQUESTED)
+    beat = Heartbeat(table.storage, instant.timestamp, 1000).start()
+    table.timeline.create_requested(instant)
+    table.storage.write_bytes(marker_path(instant.timestamp, partition,
+                                          f"{file_id}_0-1-1_{instant.timestamp}.parquet", "MERGE"), b"")
+    return instant, beat
 
 
 def main(base_path: str, spec: dict) -> int:

@@ -403,6 +403,16 @@ BAD = [
     Bad("resource name that makes no table name", CUSTOMERS,
         lambda r: r["metadata"].update(name="v2.customers"),
         "metadata.name", "metadata.name v2.customers does not make a table name"),
+    *(Bad(f"lock settings of {section} under another provider", TABLE,
+          lambda r, section=section, other=other: spec(r).update(concurrency={"lock": {
+              "provider": other, section: {"url": "zk-0.zk"} if section == "zookeeper" else {},
+              **({"zookeeper": {"url": "zk-0.zk"}} if other == "zookeeper" else {})}}),
+          f"spec.concurrency.lock.{section}", f"lock.{section} holds the settings of provider {section}")
+      for section, other in (("kubernetesLease", "fileSystem"), ("hiveMetastore", "kubernetesLease"),
+                             ("zookeeper", "hiveMetastore"), ("fileSystem", "zookeeper"))),
+    Bad("a lock for a single writer", TABLE,
+        lambda r: spec(r).update(concurrency={"mode": "singleWriter", "lock": {"provider": "kubernetesLease"}}),
+        "spec.concurrency.lock", "taken by optimistic concurrency control only"),
     # the structural schema
     Bad("unknown field", TABLE, lambda r: spec(r).update(recordkey=spec(r).pop("recordKey")),
         "spec.recordkey", "unknown field 'recordkey'; did you mean 'recordKey'?", "schema"),

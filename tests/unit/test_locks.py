@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from hudi_engine.concurrency.locks import FileSystemLockProvider, table_lock
+from hudi_engine.concurrency.hms_lock import HiveMetastoreLockProvider, HmsLockTarget
+from hudi_engine.concurrency.lease_lock import KubernetesLeaseLockProvider
+from hudi_engine.concurrency.locks import FileSystemLockProvider, InProcessLockProvider, acquire, table_lock
 from hudi_engine.config import HoodieConfig
 from hudi_engine.errors import HoodieConfigError, HoodieLockError
 from tests.support.zookeeper import zookeeper  # noqa: F401 (a fixture)
@@ -120,6 +122,29 @@ def test_without_expiry_a_dead_holders_lock_stays(tmp_path):
             pass
 
 
+@pytest.mark.parametrize("make, hint", [
+    (lambda tmp: FileSystemLockProvider(str(tmp), expire_minutes=2, poll_ms=10),
+     "its lock file is taken over 2 minutes after its last refresh (hoodie.write.lock.filesystem.expire)"),
+    (lambda tmp: FileSystemLockProvider(str(tmp), expire_minutes=0, poll_ms=10),
+     "set hoodie.write.lock.filesystem.expire (minutes) or delete the lock file"),
+    (lambda tmp: InProcessLockProvider(str(tmp)), "its lock went with its process"),
+    (lambda tmp: KubernetesLeaseLockProvider("lake", "hudi-lock-orders", duration_s=45, api_client=object()),
+     "the Lease expires its leaseDurationSeconds (ours: hoodie.write.lock.kubernetes.lease.duration.seconds=45) "
+     "after its last renewal"),
+    (lambda tmp: HiveMetastoreLockProvider(HmsLockTarget(("thrift://hms:9083",), "sales", "orders"), 1000, 100),
+     "the metastore expires its lock hive.txn.timeout"),
+], ids=["file with expiry", "file without", "in-process", "lease", "metastore"])
+def test_a_timed_out_wait_says_how_a_dead_holders_lock_goes_away(tmp_path, monkeypatch, make, hint):
+    """Each kind of lock frees a dead holder's lock its own way; the message says which."""
+    provider = make(tmp_path)
+    monkeypatch.setattr(provider, "try_lock", lambda timeout: False)
+    monkeypatch.setattr(provider, "holder", lambda: "host gone pid 1")
+    cfg = HoodieConfig({"hoodie.write.lock.wait_time_ms": "10", "hoodie.write.lock.client.num_retries": "0"})
+    with pytest.raises(HoodieLockError) as err:
+        acquire(provider, cfg, "committing")
+    assert f"held by host gone pid 1. Retry later; if that holder died, {hint}" in str(err.value)
+
+
 def test_held_file_lock_is_kept_fresh(tmp_path):
     """A holder refreshes its lock file, so a long critical section is not mistaken for a dead one."""
     a = FileSystemLockProvider(str(tmp_path), expire_minutes=0.01, poll_ms=10, purpose="long")   # 0.6 s
@@ -206,6 +231,8 @@ def test_zookeeper_lock_timeout_names_znode_and_holder(tmp_path, zookeeper):
                 pass
         message = str(err.value)
         assert "/hudi/locks/timeouts" in message and f"pid {os.getpid()}" in message and "a long commit" in message
+        assert ("if that holder died, its ZooKeeper session ends at most "
+                "hoodie.write.lock.zookeeper.session_timeout_ms=60000 ms after it died") in message
     finally:
         release.set()
         holder.join()

@@ -42,3 +42,34 @@ def test_job_defaults_come_from_json_and_a_bad_one_stops_the_operator_by_field()
         Settings.from_env({"JOB_DEFAULTS": "imagePullSecrets: [regcred]"})
     with pytest.raises(ValueError, match=r"^JOB_DEFAULTS\.driver\.memory: must be a Spark memory size"):
         Settings.from_env({"JOB_DEFAULTS": '{"driver": {"memory": "2GB"}}'})
+
+
+def test_the_platform_lock_services_come_from_the_environment():
+    services = Settings.from_env({"LOCK_PROVIDER": "zookeeper", "LOCK_ZOOKEEPER_URL": "zk-0.zk,zk-1.zk:2182",
+                                  "LOCK_ZOOKEEPER_PORT": "2281", "LOCK_ZOOKEEPER_BASE_PATH": "/lake/locks",
+                                  "LOCK_HIVE_METASTORE_URIS": "thrift://hms-0:9083,thrift://hms-1:9083"}
+                                 ).planner.lock_services
+    assert (services.zookeeper_url, services.zookeeper_port, services.zookeeper_base_path) == \
+        ("zk-0.zk,zk-1.zk:2182", 2281, "/lake/locks")
+    assert services.hive_metastore_uris == "thrift://hms-0:9083,thrift://hms-1:9083"
+    defaults = Settings.from_env({}).planner.lock_services             # a Lease needs no address
+    assert (defaults.zookeeper_url, defaults.zookeeper_port, defaults.zookeeper_base_path,
+            defaults.hive_metastore_uris) == (None, 2181, "/hudi/locks", None)
+
+
+@pytest.mark.parametrize("env, complaint", [
+    ({"LOCK_PROVIDER": "zookeeper"}, "LOCK_PROVIDER=zookeeper needs LOCK_ZOOKEEPER_URL"),
+    ({"LOCK_PROVIDER": "zookeeper", "LOCK_HIVE_METASTORE_URIS": "thrift://hms:9083"},
+     "LOCK_PROVIDER=zookeeper needs LOCK_ZOOKEEPER_URL"),
+    ({"LOCK_PROVIDER": "hiveMetastore", "LOCK_ZOOKEEPER_URL": "zk"}, "LOCK_PROVIDER=hiveMetastore needs "
+                                                                      "LOCK_HIVE_METASTORE_URIS"),
+    ({"LOCK_ZOOKEEPER_URL": "zk://zk:2181"}, "LOCK_ZOOKEEPER_URL='zk://zk:2181' is not ZooKeeper hosts"),
+    ({"LOCK_ZOOKEEPER_PORT": "0"}, "LOCK_ZOOKEEPER_PORT='0' must be positive"),
+    ({"LOCK_ZOOKEEPER_PORT": "70000"}, "LOCK_ZOOKEEPER_PORT=70000 is not a port"),
+    ({"LOCK_ZOOKEEPER_BASE_PATH": "hudi/locks"}, "LOCK_ZOOKEEPER_BASE_PATH='hudi/locks' is not an absolute znode"),
+    ({"LOCK_HIVE_METASTORE_URIS": "hms:9083"}, "LOCK_HIVE_METASTORE_URIS='hms:9083' is not thrift://host:port"),
+])
+def test_a_platform_lock_that_cannot_be_taken_stops_the_operator_naming_the_variable(env, complaint):
+    with pytest.raises(ValueError) as caught:
+        Settings.from_env(env)
+    assert str(caught.value).startswith(complaint)

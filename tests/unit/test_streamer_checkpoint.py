@@ -1,4 +1,6 @@
 """Where a streamer resumes (Hudi's StreamerCheckpointUtils rules) and the Hudi-incremental window."""
+import json
+
 import pytest
 
 from hudi_engine.errors import HoodieError
@@ -56,3 +58,18 @@ def test_commit_metadata_records_the_overrides():
     assert checkpoint_metadata("7", None, None) == {CHECKPOINT_KEY: "7"}
     assert checkpoint_metadata("7", "5", "x") == {CHECKPOINT_KEY: "7", CHECKPOINT_RESET_KEY: "5",
                                                   CHECKPOINT_IGNORE_KEY: "x"}
+
+
+def test_streamers_sharing_a_table_each_resume_from_their_own_checkpoint():
+    """Two pipelines into one table (the operator gives each its name as id): however their commits
+    interleave, each resumes from its own position, never from the other's."""
+    main = checkpoint_metadata("1700000005000", None, None, "orders-main")
+    apac = checkpoint_metadata("1700000009000", None, None, "orders-apac")
+    assert json.loads(main[CHECKPOINT_KEY]) == {"orders-main": "1700000005000"}
+    commits = [CommitInfo("001", "deltacommit", main), CommitInfo("002", "deltacommit", apac),
+               CommitInfo("003", "commit", {})]                      # a compaction: no checkpoint
+    assert resolve_checkpoint(commits, "MERGE_ON_READ", None, None, "orders-main") == "1700000005000"
+    assert resolve_checkpoint(commits, "MERGE_ON_READ", None, None, "orders-apac") == "1700000009000"
+    assert resolve_checkpoint(commits, "MERGE_ON_READ", None, None, "orders-new") is None   # its beginning
+    with pytest.raises(HoodieError, match="orders-apac, orders-main.*multiwriter.source.checkpoint.id"):
+        resolve_checkpoint(commits, "MERGE_ON_READ", None, None)

@@ -45,7 +45,19 @@ jdbc:postgresql://{{ include "hive-metastore.dbHost" . }}:{{ include "hive-metas
 
 {{/* The JVM flags both the schema init and the server use. */}}
 {{- define "hive-metastore.javaOpts" -}}
--Djavax.jdo.option.ConnectionURL={{ include "hive-metastore.jdbcUrl" . }} -Djavax.jdo.option.ConnectionDriverName=org.postgresql.Driver -Djavax.jdo.option.ConnectionUserName={{ .Values.database.user }} -Dhive.metastore.warehouse.dir={{ include "hive-metastore.warehouseDir" . }} -Dhive.metastore.schema.verification=false -Dhive.async.log.enabled=false
+-Djavax.jdo.option.ConnectionURL={{ include "hive-metastore.jdbcUrl" . }} -Djavax.jdo.option.ConnectionDriverName=org.postgresql.Driver -Djavax.jdo.option.ConnectionUserName={{ .Values.database.user }} -Dhive.metastore.warehouse.dir={{ include "hive-metastore.warehouseDir" . }} -Dhive.metastore.schema.verification=false -Dhive.async.log.enabled=false {{ include "hive-metastore.lockManagerOpts" . }}
+{{- end -}}
+
+{{/* The lock manager's settings (files/lock-manager.properties) and its timeout, as -D options. */}}
+{{- define "hive-metastore.lockManagerOpts" -}}
+{{- $opts := list (printf "-Dhive.txn.timeout=%s" .Values.lockManager.txnTimeout) -}}
+{{- range .Files.Lines "files/lock-manager.properties" -}}
+{{- $line := trim . -}}
+{{- if and $line (not (hasPrefix "#" $line)) -}}
+{{- $opts = append $opts (printf "-D%s" $line) -}}
+{{- end -}}
+{{- end -}}
+{{- join " " $opts -}}
 {{- end -}}
 
 {{/* warehouseDir, else s3a://<global.storage.bucket>/warehouse (the hudi-lakehouse chart's bucket). */}}

@@ -11,6 +11,23 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- .Values.kafka.namespace | default (first .Values.jobNamespaces) -}}
 {{- end -}}
 
+{{/* The bundled ZooKeeper's StatefulSet and client Service (<name>.<release namespace>.svc:2181). */}}
+{{- define "hudi-lakehouse.zookeeperName" -}}
+{{- printf "%s-zookeeper" .Release.Name | trunc 52 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* ZooKeeper hosts (list: "host[:port],...", the port of hosts that name none) as host:port,...: what a
+ZooKeeper client connects to, so two spellings of one ensemble compare equal. */}}
+{{- define "hudi-lakehouse.zookeeperHosts" -}}
+{{- $port := index . 1 -}}
+{{- $hosts := list -}}
+{{- range splitList "," (index . 0) -}}
+{{- $host := trim . -}}
+{{- if $host -}}{{- $hosts = append $hosts (ternary $host (printf "%s:%v" $host $port) (contains ":" $host)) -}}{{- end -}}
+{{- end -}}
+{{- join "," $hosts -}}
+{{- end -}}
+
 {{/* Every namespace this chart and its subcharts put objects into, but the release's own, as JSON. */}}
 {{- define "hudi-lakehouse.namespaces" -}}
 {{- $all := concat .Values.jobNamespaces (ternary (list (include "hudi-lakehouse.kafkaNamespace" .)) list .Values.kafka.enabled) -}}

@@ -8,6 +8,14 @@ READ_LATEST = "READ_LATEST"
 ROLLBACK_COMMIT = "ROLLBACK_COMMIT"
 LOG_ERROR = "LOG_ERROR"
 
+# --- several streamers into one table (Hudi's HoodieStreamerConfig) -------------------------------
+MULTIWRITER_CHECKPOINT_ID = define(
+    "hoodie.streamer.multiwriter.source.checkpoint.id", None,
+    "Unique id of this streamer when several write one table: its checkpoint is kept under this id in "
+    "the commit's checkpoint map and resumed from the newest commit holding it, never from another "
+    "streamer's. One streamer per table needs none.",
+    alternatives=("hoodie.deltastreamer.multiwriter.source.checkpoint.id",))
+
 # --- SQL transformers (Hudi's SqlTransformerConfig) ----------------------------------------------
 TRANSFORMER_SQL = define(
     "hoodie.streamer.transformer.sql", None,

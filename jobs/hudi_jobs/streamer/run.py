@@ -24,6 +24,7 @@ from hudi_engine.api import META_FIELDS, HoodieTable, parse_instant_time, table_
 from hudi_engine.config import HoodieConfig
 from hudi_engine.errors import HoodieConfigError, HoodieError
 
+from ..conflict_retry import conflict_retries, retry_on_conflict
 from ..keys import streamer as K
 from ..metrics import StreamerMetrics
 from ..placeholders import resolve_placeholders
@@ -118,6 +119,8 @@ class Streamer:
         self.error_table = ErrorTable.from_props(self.props, cfg.target_base_path, cfg.target_table)
         self.metrics = StreamerMetrics.from_props(self.props, cfg.target_table, cfg.target_base_path)
         self.options = self._write_options()
+        self.conflict_retries = conflict_retries(self.options)
+        self.writer_id = HoodieConfig(self.options).get(K.MULTIWRITER_CHECKPOINT_ID)
         self.compactor = None
         if cfg.continuous and cfg.table_type == "MERGE_ON_READ" and not cfg.disable_compaction:
             self.compactor = AsyncCompactor(spark, cfg.target_base_path, self.options,
@@ -146,7 +149,8 @@ class Streamer:
         """One batch: fetch, transform, check, write. Returns what it committed."""
         started = time.monotonic()
         try:
-            result = self._sync(started)
+            result = retry_on_conflict(lambda: self._sync(started), self.conflict_retries,
+                                       f"the batch into {self.cfg.target_table}", self.stop.sleep)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:
@@ -188,7 +192,7 @@ class Streamer:
         options = self.options if ordering else _without(self.options, C.PRECOMBINE_FIELD)
         instant = write(data, self.cfg.target_base_path, options,
                         extra_metadata=checkpoint_metadata(batch.checkpoint, self.cfg.checkpoint,
-                                                           self.cfg.ignore_checkpoint))
+                                                           self.cfg.ignore_checkpoint, self.writer_id))
         data.unpersist()
         duration = time.monotonic() - started
         self.metrics.record_batch(records_read=written + errored, records_written=written,
@@ -232,7 +236,8 @@ class Streamer:
             timeline = table.timeline
             commits = [CommitInfo(i.timestamp, i.action, timeline.commit_metadata(i).get("extraMetadata") or {})
                        for i in timeline.completed_writes()]
-        return resolve_checkpoint(commits, self.cfg.table_type, self.cfg.checkpoint, self.cfg.ignore_checkpoint)
+        return resolve_checkpoint(commits, self.cfg.table_type, self.cfg.checkpoint, self.cfg.ignore_checkpoint,
+                                  self.writer_id)
 
     def _fetch(self, checkpoint: str | None) -> Batch:
         attempts = self.cfg.max_retry_count if self.cfg.retry_on_source_failures else 0

@@ -11,10 +11,10 @@ from .load import Resource, check_update, load, load_spark
 from .pipeline import (DebeziumSource, ErrorTableSpec, FilesSource, HudiIncrementalSource, HudiPipelineResource,
                        HudiPipelineSpec, KafkaSecurity, KafkaSource, MetricsSpec, ModeSpec, QualityRule,
                        SchemaRegistrySpec, SourceSpec, Transformation, UpgradeSpec)
-from .status import (Condition, HudiPipelineStatus, HudiTableStatus, ReconciliationStatus, ServiceStatus,
+from .status import (ConcurrencyStatus, Condition, HudiPipelineStatus, HudiTableStatus, ReconciliationStatus, ServiceStatus,
                      SparkApplicationStatus)
-from .table import (ArchivalSpec, CatalogSyncTarget, CdcSpec, CleaningSpec, ClusteringSpec, ColumnSpec,
-                    CompactionSpec, FileSizingSpec, HudiTableResource, HudiTableSpec, IndexSpec, SavepointSpec,
+from .table import (ArchivalSpec, CatalogSyncTarget, CdcSpec, CleaningSpec, ClusteringSpec, ColumnSpec, ConcurrencySpec,
+                    CompactionSpec, FileSizingSpec, HudiTableResource, HudiTableSpec, IndexSpec, LockSpec, SavepointSpec,
                     SchemaSpec, ServicesSpec, StorageSpec)
 
 __all__ = [
@@ -28,7 +28,7 @@ __all__ = [
     "ClusteringSpec", "ArchivalSpec", "ServicesSpec", "CatalogSyncTarget", "SavepointSpec", "StorageSpec",
     "SourceSpec", "FilesSource", "KafkaSource", "KafkaSecurity", "SchemaRegistrySpec", "HudiIncrementalSource",
     "DebeziumSource", "Transformation", "QualityRule", "ModeSpec", "ErrorTableSpec", "UpgradeSpec",
-    "MetricsSpec",
+    "MetricsSpec", "ConcurrencySpec", "LockSpec", "ConcurrencyStatus",
 ]
 
 

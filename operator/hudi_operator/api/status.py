@@ -35,7 +35,22 @@ class ServiceStatus:
     name: str | None = spec_field("The child object that runs it (a SparkApplication).", default=None,
                                   max_length=NAME_LEN)
     last_run: str | None = spec_field("When it last ran.", default=None, format="date-time", max_length=64)
-    state: str | None = spec_field("State of that run.", default=None, max_length=64)
+    state: str | None = spec_field("State of that run (Due: Hudi's trigger says it should run now).", default=None,
+                                   max_length=64)
+    reason: str | None = spec_field("Why it is due, or why its last on-demand run started.", default=None,
+                                    max_length=1024)
+    run: str | None = spec_field("The SparkApplication started when it was last due.", default=None,
+                                 max_length=NAME_LEN)
+
+
+@model
+class ConcurrencyStatus:
+    """How the planner made the table's writers share it."""
+    mode: str | None = spec_field("singleWriter or optimistic.", default=None, enum=("singleWriter", "optimistic"))
+    writers: tuple[str, ...] | None = spec_field("The jobs that write the table (pipeline <name>, compaction, "
+                                                 "clustering, clean, savepoint).", default=None, max_items=64,
+                                                 max_length=NAME_LEN + 16)
+    lock: str | None = spec_field("The lock they share: provider and where.", default=None, max_length=4096)
 
 
 @model
@@ -59,6 +74,8 @@ class HudiTableStatus:
     services: dict[str, ServiceStatus] | None = spec_field("Table services by name (compaction, cleaning, "
                                                            "clustering, savepoints, catalogSync).", default=None,
                                                            max_properties=16)
+    concurrency: ConcurrencyStatus | None = spec_field("The writers and their concurrency control.",
+                                                       default=None)
     message: str | None = spec_field("What needs attention, for people.", default=None, max_length=32768)
 
 

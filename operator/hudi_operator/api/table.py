@@ -173,6 +173,9 @@ class CompactionSpec:
                                              "NUM_AND_TIME", "NUM_OR_TIME"))
     max_delta_seconds: int = spec_field("Seconds after which a compaction is due "
                                         "(hoodie.compact.inline.max.delta.seconds).", default=3600, minimum=1)
+    run_when_due: bool = spec_field("mode scheduled: also start the job as soon as a compaction is due (by "
+                                    "triggerStrategy, or a pending plan), one job at a time, not only on the "
+                                    "schedule.", default=True)
     spark: SparkSpec | None = _spark_override("compaction")
 
 
@@ -191,6 +194,9 @@ class CleaningSpec:
     retain_hours: int = spec_field("KEEP_LATEST_BY_HOURS: hours of history kept.", default=24, minimum=1)
     schedule: str | None = spec_field("Cron schedule of the cleaning job (mode scheduled).", default=None,
                                       pattern=CRON, max_length=128)
+    run_when_due: bool = spec_field("mode scheduled: also start the job as soon as a clean is due "
+                                    "(hoodie.clean.max.commits in options, 1 by default: after every commit), one "
+                                    "job at a time, not only on the schedule.", default=False)
     spark: SparkSpec | None = _spark_override("cleaning")
 
 
@@ -215,6 +221,9 @@ class ClusteringSpec:
                                                     minimum=1)
     schedule: str | None = spec_field("Cron schedule of the clustering job (mode scheduled).", default=None,
                                       pattern=CRON, max_length=128)
+    run_when_due: bool = spec_field("mode scheduled: also start the job as soon as a clustering is due "
+                                    "(hoodie.clustering.inline.max.commits in options, 4 by default, or a pending "
+                                    "plan), one job at a time, not only on the schedule.", default=True)
     spark: SparkSpec | None = _spark_override("clustering")
 
 
@@ -286,6 +295,98 @@ class StorageSpec:
     path_style_access: bool = spec_field(
         "Address buckets as <endpoint>/<bucket>, as most S3-compatible stores need "
         "(spark.hadoop.fs.s3a.path.style.access).", default=False)
+
+
+# --- several writers ----------------------------------------------------------------------------------
+CONCURRENCY_MODES = ("auto", "singleWriter", "optimistic")
+LOCK_PROVIDERS = ("kubernetesLease", "hiveMetastore", "zookeeper", "fileSystem")
+# each provider's settings, by the LockSpec field that holds them (the CEL spelling, the attribute)
+_LOCK_SECTIONS = {"kubernetesLease": ("kubernetesLease", "kubernetes_lease"),
+                  "hiveMetastore": ("hiveMetastore", "hive_metastore"),
+                  "zookeeper": ("zookeeper", "zookeeper"), "fileSystem": ("fileSystem", "file_system")}
+ZK_HOSTS = Pattern(r"^[A-Za-z0-9.-]+(:[0-9]+)?(,[A-Za-z0-9.-]+(:[0-9]+)?)*$",
+                   "ZooKeeper hosts: host or host:port, several separated by commas")
+ZNODE_PATH = Pattern(r"^(/[^/\s]+)+$", "an absolute znode path such as /hudi/locks")
+
+
+@model
+class KubernetesLeaseLock:
+    """A coordination.k8s.io/v1 Lease in the table's namespace (this platform's provider)."""
+    name: str | None = spec_field("Lease name (default hudi-lock-<table>-<8 hex of a hash of basePath>).",
+                                  default=None, pattern=DNS_NAME, max_length=NAME_LEN)
+    duration_seconds: int = spec_field("How long the lease holds without renewal; the holder renews every "
+                                       "third of it, and an expired lease is taken over.", default=60,
+                                       minimum=5, maximum=3600)
+
+
+@model
+class HiveMetastoreLock:
+    """A lock in the Hive Metastore's lock API (HiveMetastoreBasedLockProvider)."""
+    uris: str | None = spec_field("Metastore thrift URIs (default: the catalogSync target's, else the "
+                                  "platform's).", default=None,
+                                  pattern=THRIFT_URIS, max_length=URI_LEN)
+    database: str | None = spec_field("Database the lock is taken on (default: the catalogSync target's, "
+                                      "else spec.database).", default=None, pattern=IDENTIFIER, max_length=ID_LEN)
+    table: str | None = spec_field("Table the lock is taken on (default: the catalogSync target's, else the "
+                                   "table name).", default=None, pattern=IDENTIFIER, max_length=ID_LEN)
+
+
+@model
+class ZookeeperLock:
+    """A lock znode in ZooKeeper (ZookeeperBasedLockProvider); what it leaves out is the platform's (the
+    operator's lock.zookeeper settings)."""
+    url: str | None = spec_field("ZooKeeper host(s) (default: the platform's).", default=None, pattern=ZK_HOSTS,
+                                 max_length=URI_LEN)
+    port: int | None = spec_field("Port of the hosts that name none (default: the platform's, 2181).", default=None,
+                                  minimum=1, maximum=65535)
+    base_path: str | None = spec_field("Znode under which the lock lives (default: the platform's, /hudi/locks).",
+                                       default=None, pattern=ZNODE_PATH, max_length=1024)
+    lock_key: str | None = spec_field("Lock znode name (default: the table name).", default=None,
+                                      pattern=IDENTIFIER, max_length=ID_LEN)
+
+
+@model
+class FileSystemLock:
+    """A lock file: only on a local disk or a shared POSIX file system, never on an object store."""
+    path: str | None = spec_field("Folder of the lock file (default <basePath>/.hoodie/.aux).", default=None,
+                                  pattern=STORAGE_URI, max_length=URI_LEN)
+
+
+def _settings_of_provider(provider: str) -> Rule:
+    json_name, attribute = _LOCK_SECTIONS[provider]
+    return Rule(rule=f"!has(self.{json_name}) || self.provider == '{provider}'",
+                message=f"lock.{json_name} holds the settings of provider {provider}: set provider {provider} "
+                        "or remove them",
+                field_path=f".{json_name}",
+                check=lambda lock: getattr(lock, attribute) is None or lock.provider == provider)
+
+
+@cel(*(_settings_of_provider(p) for p in LOCK_PROVIDERS))
+@model
+class LockSpec:
+    """The lock every job of the table takes to start and commit an instant."""
+    provider: str = spec_field("kubernetesLease: a Lease in the namespace (no other service needed); "
+                               "hiveMetastore: the metastore's lock API; zookeeper: a ZooKeeper ensemble; "
+                               "fileSystem: a lock file (local or shared POSIX disks only).", enum=LOCK_PROVIDERS)
+    kubernetes_lease: KubernetesLeaseLock | None = spec_field("kubernetesLease settings.", default=None)
+    hive_metastore: HiveMetastoreLock | None = spec_field("hiveMetastore settings.", default=None)
+    zookeeper: ZookeeperLock | None = spec_field("zookeeper settings.", default=None)
+    file_system: FileSystemLock | None = spec_field("fileSystem settings.", default=None)
+
+
+@cel(Rule(rule="self.mode != 'singleWriter' || !has(self.lock)",
+          message="concurrency.lock is taken by optimistic concurrency control only: remove it, or set mode "
+                  "auto or optimistic",
+          field_path=".lock",
+          check=lambda c: c.mode != "singleWriter" or c.lock is None))
+@model
+class ConcurrencySpec:
+    """How the jobs writing the table (its pipelines and scheduled table services) share it."""
+    mode: str = spec_field("auto: optimistic concurrency control when more than one job writes the table, a "
+                           "single writer otherwise; singleWriter: refuse a second writer; optimistic: always "
+                           "take the lock.", default="auto", enum=CONCURRENCY_MODES)
+    lock: LockSpec | None = spec_field("The lock (default: the platform's, set by the operator's chart).",
+                                       default=None)
 
 
 KEY_GENERATORS = ("SIMPLE", "COMPLEX", "NON_PARTITION", "TIMESTAMP")
@@ -371,6 +472,8 @@ class HudiTableSpec:
     spark: SparkSpec = spec_field("Spark settings of every job of this table and its pipelines.",
                                   default=SparkSpec)
     storage: StorageSpec | None = spec_field("Storage access of the jobs.", default=None)
+    concurrency: ConcurrencySpec = spec_field("Several writers: concurrency control and the lock.",
+                                              default=ConcurrencySpec)
     options: dict[str, str] = hoodie_options("Extra Hudi options (hoodie.*), written as Hudi spells them.",
                                              "storage.credentialsSecret")
 

@@ -4,6 +4,6 @@ from __future__ import annotations
 
 from .errors import PlanError
 from .plan import Plan, PlannedJob, plan_pipeline, plan_table, triggered_run
-from .settings import OperatorSettings
+from .settings import LockServices, OperatorSettings
 
-__all__ = ["OperatorSettings", "Plan", "PlanError", "PlannedJob", "plan_pipeline", "plan_table", "triggered_run"]
+__all__ = ["LockServices", "OperatorSettings", "Plan", "PlanError", "PlannedJob", "plan_pipeline", "plan_table", "triggered_run"]

@@ -20,6 +20,7 @@ from hudi_jobs.keys import streamer as K
 from hudi_jobs.streamer import config as streamer_config
 
 from ..api.table import MERGE_ON_READ
+from .concurrency import Concurrency
 from .errors import PlanError
 from .schema import columns_avro
 from .settings import OperatorSettings
@@ -179,9 +180,11 @@ def service_account(table, spark, settings: OperatorSettings) -> str | None:
 
 
 # --- the pipeline --------------------------------------------------------------------------------
-def pipeline_job_config(table, pipeline, settings: OperatorSettings, upstream=None) -> JobConfig:
+def pipeline_job_config(table, pipeline, settings: OperatorSettings, upstream=None,
+                        concurrency: Concurrency | None = None) -> JobConfig:
     """The streamer job-config of ``pipeline`` writing ``table``; ``upstream`` is the HudiTable a
-    hudiIncremental source names by tableRef."""
+    hudiIncremental source names by tableRef; ``concurrency`` the table's decision (None: a single
+    writer)."""
     tspec, spec = table.spec, pipeline.spec
     if spec.table_ref.name != table.metadata.name:
         raise PlanError("spec.tableRef.name", f"names HudiTable {spec.table_ref.name}, but the table given is "
@@ -197,9 +200,15 @@ def pipeline_job_config(table, pipeline, settings: OperatorSettings, upstream=No
     if declared:
         schema_opts, schema_mounts, files = _declared_schema(table, settings)
 
+    concurrency = concurrency or Concurrency("singleWriter", ())
+    inline_scheduler = concurrency.keeps_inline_scheduling(pipeline.metadata.name)
     hoodie_conf = {**table_options(table), **source_opts, **transform_opts, **schema_opts,
                    **_quality_rules(spec.quality_rules), **_error_table(tspec, spec.error_table),
-                   **_metrics(spec.metrics), **tspec.options, **spec.options}
+                   **_metrics(spec.metrics), **concurrency.options, **tspec.options, **spec.options}
+    if concurrency.shared_by_pipelines():                 # resume from its own source position only
+        hoodie_conf.setdefault(K.MULTIWRITER_CHECKPOINT_ID.key, pipeline.metadata.name)
+    if not inline_scheduler and tspec.services.clustering.mode == "inline":
+        hoodie_conf[C.CLUSTERING_INLINE.key] = "false"    # the table's first pipeline clusters it
     document: dict[str, Any] = {
         "targetBasePath": tspec.base_path,
         "targetTable": tspec.effective_table_name(table.metadata.name),
@@ -220,8 +229,8 @@ def pipeline_job_config(table, pipeline, settings: OperatorSettings, upstream=No
     document["continuous"] = spec.mode.type == "continuous"
     if document["continuous"]:
         document["minSyncIntervalSeconds"] = spec.mode.min_sync_interval_seconds
-    if tspec.table_type == MERGE_ON_READ and tspec.services.compaction.mode != "inline":
-        document["disableCompaction"] = True          # a scheduled table service compacts, or nothing does
+    if tspec.table_type == MERGE_ON_READ and (tspec.services.compaction.mode != "inline" or not inline_scheduler):
+        document["disableCompaction"] = True          # a scheduled service, another pipeline, or nothing compacts
     if tspec.catalog_sync:
         document["enableSync"] = True
     document[streamer_config.HOODIE_CONF] = hoodie_conf

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..api import SPARK_DEFAULTS
+from .concurrency import Concurrency, decide, table_pipelines
 from .errors import PlanError
 from .job_config import pipeline_job_config, service_account, storage_spark_conf, table_mounts
 from .labels import (COMPONENT_LABEL, PIPELINE_COMPONENT, SPEC_HASH_ANNOTATION, TABLE_SERVICE_COMPONENT,
@@ -34,6 +35,7 @@ class PlannedJob:
 @dataclass(frozen=True)
 class Plan:
     jobs: tuple[PlannedJob, ...] = ()
+    concurrency: Concurrency | None = None      # how the table's writers share it (planner/concurrency.py)
 
     @property
     def manifests(self) -> list[dict[str, Any]]:
@@ -41,12 +43,33 @@ class Plan:
         return bind_configs([j.config_map for j in self.jobs] + [j.application for j in self.jobs])
 
 
-def plan_table(table, settings: OperatorSettings) -> Plan:
-    """The table's scheduled service jobs (none when the writers do everything inline)."""
+def plan_table(table, settings: OperatorSettings, pipelines=None) -> Plan:
+    """The table's scheduled service jobs (none when the writers do everything inline).
+    ``pipelines``: the HudiPipelines of the table's namespace (those writing it count as writers;
+    None: none do)."""
     try:
-        return Plan(tuple(_service_job(table, service, settings) for service in table_services(table, settings)))
+        concurrency, services = table_concurrency(table, settings, table_pipelines(table, pipelines))
+        return Plan(tuple(_service_job(table, service, settings) for service in services), concurrency)
     except PlanError as exc:
-        raise exc.of(f"HudiTable/{table.metadata.name}") from None
+        raise _attributed(exc, f"HudiTable/{table.metadata.name}") from None
+
+
+def table_concurrency(table, settings: OperatorSettings, pipelines: list):
+    """The table's concurrency decision and its service jobs, planned with it."""
+    try:
+        services = table_services(table, settings)
+        concurrency = decide(table, pipelines, [s.service for s in services], settings)
+        if concurrency.options:
+            services = table_services(table, settings, concurrency.options)
+    except PlanError as exc:
+        raise _attributed(exc, f"HudiTable/{table.metadata.name}") from None
+    return concurrency, services
+
+
+def _attributed(exc: PlanError, resource: str) -> PlanError:
+    """The error with its resource: the one it already names (a refusal found while planning
+    another resource), else ``resource``."""
+    return exc if exc.resource else exc.of(resource)
 
 
 TRIGGERED_RUN_TTL_SECONDS = 3600    # the Spark operator deletes a finished one-off run after this
@@ -71,13 +94,16 @@ def triggered_run(plan: Plan, service: str, run_id: str) -> dict[str, Any] | Non
                            "metadata": metadata, "spec": spec})
 
 
-def plan_pipeline(table, pipeline, settings: OperatorSettings, upstream=None) -> Plan:
+def plan_pipeline(table, pipeline, settings: OperatorSettings, upstream=None, pipelines=None) -> Plan:
     """The ingestion job of ``pipeline`` into ``table``. ``upstream`` is the HudiTable a
-    hudiIncremental source names with tableRef (looked up by the caller in the same namespace)."""
+    hudiIncremental source names with tableRef (looked up by the caller in the same namespace);
+    ``pipelines``: the other HudiPipelines of the namespace (None: this one is the table's only one),
+    for the table's concurrency control."""
     try:
-        return Plan((_pipeline_job(table, pipeline, settings, upstream),))
+        concurrency, _ = table_concurrency(table, settings, table_pipelines(table, pipelines, pipeline))
+        return Plan((_pipeline_job(table, pipeline, settings, upstream, concurrency),), concurrency)
     except PlanError as exc:
-        raise exc.of(f"HudiPipeline/{pipeline.metadata.name}") from None
+        raise _attributed(exc, f"HudiPipeline/{pipeline.metadata.name}") from None
 
 
 def job_spark(table, override, settings: OperatorSettings):
@@ -86,9 +112,9 @@ def job_spark(table, override, settings: OperatorSettings):
     return SPARK_DEFAULTS.merged(settings.job_defaults).merged(table.spec.spark).merged(override)
 
 
-def _pipeline_job(table, pipeline, settings: OperatorSettings, upstream) -> PlannedJob:
+def _pipeline_job(table, pipeline, settings: OperatorSettings, upstream, concurrency: Concurrency) -> PlannedJob:
     spec = pipeline.spec
-    config = pipeline_job_config(table, pipeline, settings, upstream)
+    config = pipeline_job_config(table, pipeline, settings, upstream, concurrency)
     scheduled = spec.mode.type == "scheduled"
     name = object_name(pipeline.metadata.name, "ingest",
                        max_length=MAX_SCHEDULED_APP_NAME if scheduled else MAX_APP_NAME)

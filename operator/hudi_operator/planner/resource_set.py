@@ -70,6 +70,11 @@ class ResourceSet:
                                 "add the file that declares it (-f)")
         return table
 
+    def pipelines_of(self, table: HudiTableResource) -> list[HudiPipelineResource]:
+        """The pipelines in the table's namespace (the planner takes those writing it)."""
+        namespace = self._namespace(table)
+        return [p for p in self.pipelines if self._namespace(p) == namespace]
+
     def upstream_of(self, pipeline: HudiPipelineResource) -> HudiTableResource | None:
         """The HudiTable a hudiIncremental source reads: by tableRef, or the one at its basePath."""
         incremental = pipeline.spec.source.hudi_incremental
@@ -102,22 +107,23 @@ class ResourceSet:
 
     def plan_table(self, table: HudiTableResource, settings: OperatorSettings) -> Plan:
         try:
-            return plan_table(table, self._settings(settings))
+            return plan_table(table, self._settings(settings), self.pipelines_of(table))
         except PlanError as exc:
             raise ResourceError(exc.resource, exc.path, exc.message) from None
 
     def plan_pipeline(self, pipeline: HudiPipelineResource, settings: OperatorSettings) -> Plan:
         try:
-            return plan_pipeline(self.table_of(pipeline), pipeline, self._settings(settings),
-                                 self.upstream_of(pipeline))
+            table = self.table_of(pipeline)
+            return plan_pipeline(table, pipeline, self._settings(settings), self.upstream_of(pipeline),
+                                 self.pipelines_of(table))
         except PlanError as exc:
             raise ResourceError(exc.resource, exc.path, exc.message) from None
 
-    def plans(self, settings: OperatorSettings) -> list[Callable[[], Plan]]:
-        """Every table's plan, then every pipeline's in dependency order, each to be made by a call
-        (so a caller can report every resource that fails, not only the first)."""
-        return [*(partial(self.plan_table, t, settings) for t in self.tables.values()),
-                *(partial(self.plan_pipeline, p, settings) for p in self.pipelines_in_order())]
+    def plans(self, settings: OperatorSettings) -> list[tuple[Any, Callable[[], Plan]]]:
+        """Every table's plan, then every pipeline's in dependency order: (the resource, the call that
+        makes its plan), so a caller can report every resource that fails, not only the first."""
+        return [*((t, partial(self.plan_table, t, settings)) for t in self.tables.values()),
+                *((p, partial(self.plan_pipeline, p, settings)) for p in self.pipelines_in_order())]
 
     def _settings(self, settings: OperatorSettings) -> OperatorSettings:
         return replace(settings, namespace=self.namespace)

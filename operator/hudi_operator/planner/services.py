@@ -25,10 +25,11 @@ class TableService:
     job_config: dict[str, Any]
 
 
-def table_services(table, settings: OperatorSettings) -> list[TableService]:
-    """The scheduled service jobs of ``table``, in a stable order."""
+def table_services(table, settings: OperatorSettings, concurrency: dict[str, str] | None = None) -> list[TableService]:
+    """The scheduled service jobs of ``table``, in a stable order; ``concurrency``: the options every
+    job of the table gets when several write it (planner/concurrency.py)."""
     spec = table.spec
-    options = {**table_options(table), **spec.options}
+    options = {**table_options(table), **(concurrency or {}), **spec.options}
     found = []
     compaction = spec.services.compaction
     if spec.table_type == MERGE_ON_READ and compaction.mode == "scheduled":

@@ -10,29 +10,20 @@ from typing import Any
 from hudi_engine import config as C
 from hudi_engine.api import (
     COMPACTION,
-    NUM_COMMITS_AFTER_LAST_REQUEST,
     HoodieTable,
-    compaction_due,
+    completed_clusterings,
     delta_commits_since_compaction,
-    parse_instant_time,
     pending_clusterings,
 )
 from hudi_engine.errors import HoodieError
 from hudi_jobs.streamer.checkpoint import CommitInfo, resolve_checkpoint
 
+from . import services_due
 from .conditions import merge, of_phase, timestamp
+from .services_due import DUE, CompactionTrigger, Due, Triggers
 
 MERGE_ON_READ = "MERGE_ON_READ"
 PENDING, READY, DEGRADED = "Pending", "Ready", "Degraded"
-DUE = "Due"
-
-
-@dataclass(frozen=True)
-class CompactionTrigger:
-    """A table's ``services.compaction`` thresholds (Hudi's inline trigger settings)."""
-    strategy: str = "NUM_COMMITS"
-    max_delta_commits: int = 5
-    max_delta_seconds: int = 3600
 
 
 def compaction_trigger(spec) -> CompactionTrigger | None:
@@ -54,6 +45,7 @@ class TableObservation:
     commits_since_compaction: int | None   # None on copy-on-write tables: they never compact
     compaction_due: bool
     checkpoint: str | None                 # where a streamer writing this table resumes
+    due: tuple[Due, ...] = ()              # services a separate job should run now, with the reason
 
     def commit_age_seconds(self, now: _dt.datetime) -> float | None:
         if self.last_commit_time is None:
@@ -70,45 +62,52 @@ class TableObservation:
                 "commitsSinceCompaction": self.commits_since_compaction}
 
 
-def observe(table: HoodieTable, trigger: CompactionTrigger | None, now: _dt.datetime) -> TableObservation:
+def observe(table: HoodieTable, trigger: CompactionTrigger | None, now: _dt.datetime,
+            on_demand: Triggers = Triggers()) -> TableObservation:
     """Read the timeline once: ``trigger`` None means compaction is not the table's concern (a
-    copy-on-write table, or compaction disabled), so it is never due."""
+    copy-on-write table, or compaction disabled), so it is never due. ``on_demand``: the triggers
+    of the services a separate job runs when due (``due`` lists those due now)."""
     timeline = table.timeline
     last = timeline.last_completed_write()
     pending = timeline.pending()
     since = delta_commits_since_compaction(timeline.instants) if table.table_type == MERGE_ON_READ else None
+    facts = timeline_facts(table)
     return TableObservation(
         table_version=table.version,
         table_type=table.table_type,
         last_commit_instant=last.timestamp if last else None,
         last_commit_time=instant_datetime(last.timestamp, table) if last else None,
         pending_compactions=sum(1 for i in pending if i.action == COMPACTION),
-        pending_clusterings=len(pending_clusterings(table)),
+        pending_clusterings=len(facts.pending_clusterings),
         commits_since_compaction=(since.count if since else 0) if table.table_type == MERGE_ON_READ else None,
-        compaction_due=_compaction_due(table, trigger, now),
+        compaction_due=_compaction_due(table, facts, trigger, now),
         checkpoint=_checkpoint(table),
+        due=services_due.due_services(facts, on_demand, now),
     )
+
+
+def timeline_facts(table: HoodieTable) -> services_due.Timeline:
+    """What the due-service decision reads of a table's timeline."""
+    return services_due.Timeline(tuple(table.timeline.instants), completed_clusterings(table),
+                                 tuple(i.timestamp for i, _ in pending_clusterings(table)), _utc(table))
 
 
 def instant_datetime(instant_time: str, table: HoodieTable) -> _dt.datetime:
     """An instant time as an aware datetime: instants are written in UTC or in the writer's local
     time (``hoodie.table.timeline.timezone``); LOCAL is read as the operator's own zone."""
-    naive = parse_instant_time(instant_time)
-    if (table.config.get_str(C.TIMELINE_TIMEZONE) or "LOCAL").upper() == "UTC":
-        return naive.replace(tzinfo=_dt.timezone.utc)
-    return naive.astimezone()
+    return services_due.instant_datetime(instant_time, _utc(table))
 
 
-def _compaction_due(table: HoodieTable, trigger: CompactionTrigger | None, now: _dt.datetime) -> bool:
-    if trigger is None or table.table_type != MERGE_ON_READ:
+def _utc(table: HoodieTable) -> bool:
+    return (table.config.get_str(C.TIMELINE_TIMEZONE) or "LOCAL").upper() == "UTC"
+
+
+def _compaction_due(table: HoodieTable, facts: services_due.Timeline, trigger: CompactionTrigger | None,
+                    now: _dt.datetime) -> bool:
+    """The compaction trigger's threshold is crossed (a pending plan alone does not count here)."""
+    if table.table_type != MERGE_ON_READ:
         return False
-    info = delta_commits_since_compaction(
-        table.timeline.instants, after_last_request=trigger.strategy.upper() == NUM_COMMITS_AFTER_LAST_REQUEST)
-    if info is None:
-        return False
-    elapsed = (now - instant_datetime(info.since, table)).total_seconds()
-    return compaction_due(trigger.strategy, trigger.max_delta_commits, trigger.max_delta_seconds,
-                          info.count, int(elapsed))
+    return services_due.compaction_threshold(facts, trigger, now) is not None
 
 
 def _checkpoint(table: HoodieTable) -> str | None:
@@ -140,6 +139,8 @@ def status(observation: TableObservation | None, services: dict[str, dict[str, A
         if observation.compaction_due:
             services.setdefault("compaction", {})["state"] = DUE
             message += "; compaction is due"
+        for due in observation.due:
+            services.setdefault(due.service, {}).update(state=DUE, reason=due.reason)
     conditions = merge((previous or {}).get("conditions"),
                        of_phase(phase, reason, message, (READY,), (PENDING,), (DEGRADED,)), generation, now)
     return {"observedGeneration": generation, "phase": phase, "message": message, "conditions": conditions,

@@ -27,6 +27,7 @@ _EXPORTS = {
     "table_view": "hudi_engine.metadata_table.reader",
     "table_schema": "hudi_engine.read.plan",
     "pending_clusterings": "hudi_engine.table.pending",
+    "completed_clusterings": "hudi_engine.table.pending",
     "pending_clustering_groups": "hudi_engine.table.pending",
     "pending_compaction_groups": "hudi_engine.table.pending",
     "delta_commits_since_compaction": "hudi_engine.table.pending",
@@ -41,6 +42,9 @@ _EXPORTS = {
     "run_compactions": "hudi_engine.services.compaction",
     "compaction_due": "hudi_engine.services.compaction_plan",
     "NUM_COMMITS_AFTER_LAST_REQUEST": "hudi_engine.services.compaction_plan",
+    "clustering_due": "hudi_engine.services.clustering_plan",
+    "commits_since_clustering": "hudi_engine.services.clustering_plan",
+    "clean_due": "hudi_engine.services.clean_plan",
     "schedule_clustering": "hudi_engine.services.clustering",
     "run_clusterings": "hudi_engine.services.clustering",
     "run_clean": "hudi_engine.services.clean",
@@ -90,13 +94,16 @@ if TYPE_CHECKING:  # what type checkers (and readers) see
     from ..schema.meta_fields import COMMIT_TIME, META_FIELDS, OPERATION_FIELD, PARTITION_PATH, RECORD_KEY
     from ..services.archive import archive, archive_inline
     from ..services.clean import run_clean
+    from ..services.clean_plan import clean_due
     from ..services.clustering import run_clusterings, schedule_clustering
+    from ..services.clustering_plan import clustering_due, commits_since_clustering
     from ..services.compaction import run_compactions, schedule_compaction
     from ..services.compaction_plan import NUM_COMMITS_AFTER_LAST_REQUEST, compaction_due
     from ..services.savepoint import create_savepoint, delete_savepoint, list_savepoints, restore_to_savepoint
     from ..sync import sync_hive
     from ..table.meta_client import HoodieTable
     from ..table.pending import (
+        completed_clusterings,
         delta_commits_since_compaction,
         pending_clustering_groups,
         pending_clusterings,

@@ -16,16 +16,13 @@ write's lock), so nested sections never deadlock.
 """
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import logging
 import os
 import posixpath
 import random
-import socket
 import threading
 import time
-import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
@@ -35,6 +32,7 @@ from ..config import HoodieConfig
 from ..errors import HoodieConfigError, HoodieLockError
 from ..storage import Storage
 from ..timeline.timeline import META_DIR
+from .provider import LockProvider, describe_owner
 from .settings import is_occ
 
 log = logging.getLogger(__name__)
@@ -44,45 +42,6 @@ if TYPE_CHECKING:
 
 LOCK_FILE_NAME = "lock"
 AUX_DIR = f"{META_DIR}/.aux"
-
-
-def _owner_info(purpose: str) -> dict:
-    now = _dt.datetime.now()
-    return {"owner": uuid.uuid4().hex, "host": socket.gethostname(), "pid": os.getpid(),
-            "lockThreadName": threading.current_thread().name, "purpose": purpose,
-            "lockCreateTime": now.strftime("%Y-%m-%d %H:%M:%S.") + f"{now.microsecond // 1000:03d}"}
-
-
-def describe_owner(info: dict | None) -> str:
-    if not info:
-        return "unknown (the holder left no description)"
-    return (f"host {info.get('host')} pid {info.get('pid')} thread {info.get('lockThreadName')} "
-            f"({info.get('purpose') or 'no purpose given'}) since {info.get('lockCreateTime')}")
-
-
-class LockProvider:
-    """One lock; ``try_lock`` waits up to ``timeout`` seconds."""
-    kind = "lock"
-
-    def __init__(self, name: str, purpose: str):
-        self.name = name                  # what is locked: a path or a znode
-        self.info = _owner_info(purpose)
-
-    def try_lock(self, timeout: float) -> bool:
-        raise NotImplementedError
-
-    def unlock(self) -> None:
-        raise NotImplementedError
-
-    def holder(self) -> str:
-        """Who holds the lock now, for error messages."""
-        raise NotImplementedError
-
-    def check_held(self) -> None:
-        """Raise HoodieLockError if the lock was lost while held (expired, session ended)."""
-
-    def close(self) -> None:
-        pass
 
 
 # --- file system ---------------------------------------------------------------------------------
@@ -107,7 +66,8 @@ class FileSystemLockProvider(LockProvider):
             raise HoodieConfigError(
                 f"{C.FS_LOCK_PROVIDER} needs a file system that creates files atomically; "
                 f"{configured or base_path} is on an object store or remote file system. Use "
-                f"{C.ZK_LOCK_PROVIDER}, or point {C.LOCK_FILESYSTEM_PATH.key} at a local or shared POSIX folder")
+                f"{C.ZK_LOCK_PROVIDER} or {C.HMS_LOCK_PROVIDER}, or point {C.LOCK_FILESYSTEM_PATH.key} at a "
+                "local or shared POSIX folder")
         lock_dir = storage.full("" if configured else AUX_DIR)
         expire = cfg.get(C.LOCK_FILESYSTEM_EXPIRE)
         if expire < 0:
@@ -158,6 +118,12 @@ class FileSystemLockProvider(LockProvider):
             except FileNotFoundError:
                 self._lost = True
                 return
+
+    def stale_hint(self) -> str:
+        if self.expire_s:
+            return (f"its lock file is taken over {self.expire_s / 60:g} minutes after its last refresh "
+                    f"({C.LOCK_FILESYSTEM_EXPIRE.key})")
+        return f"set {C.LOCK_FILESYSTEM_EXPIRE.key} (minutes) or delete the lock file"
 
     def _read(self, path: str | None = None) -> dict:
         try:
@@ -251,6 +217,9 @@ class InProcessLockProvider(LockProvider):
     def holder(self) -> str:
         return describe_owner(_IN_PROCESS_OWNERS.get(self.name))
 
+    def stale_hint(self) -> str:
+        return "its lock went with its process (a holder in this process is alive: wait for it)"
+
 
 # --- ZooKeeper -----------------------------------------------------------------------------------
 class ZookeeperLockProvider(LockProvider):
@@ -265,6 +234,7 @@ class ZookeeperLockProvider(LockProvider):
 
         super().__init__(path, purpose)
         self.hosts = hosts
+        self.session_timeout_ms = session_timeout_ms
         self._lost = False
         retry = KazooRetry(max_tries=retries, delay=retry_wait_ms / 1000, max_delay=max(1.0, retry_wait_ms / 1000 * 16))
         self.client = KazooClient(hosts=hosts, timeout=session_timeout_ms / 1000,
@@ -292,8 +262,8 @@ class ZookeeperLockProvider(LockProvider):
         if not url or not base:
             raise HoodieConfigError(
                 f"{C.ZK_LOCK_PROVIDER} needs {C.ZK_CONNECT_URL.key} and {C.ZK_BASE_PATH.key} (the same for "
-                f"every writer of the table); or choose another {C.LOCK_PROVIDER.key}: {C.FS_LOCK_PROVIDER} "
-                f"or {C.IN_PROCESS_LOCK_PROVIDER}")
+                f"every writer of the table); or choose another {C.LOCK_PROVIDER.key}: {C.HMS_LOCK_PROVIDER}, "
+                f"{C.FS_LOCK_PROVIDER} or {C.IN_PROCESS_LOCK_PROVIDER}")
         port = cfg.get_str(C.ZK_PORT)
         hosts = ",".join(h if ":" in h or not port else f"{h}:{port}"
                          for h in (part.strip() for part in url.split(",")) if h)
@@ -328,6 +298,10 @@ class ZookeeperLockProvider(LockProvider):
         except ValueError:
             return contenders[0]
 
+    def stale_hint(self) -> str:
+        return (f"its ZooKeeper session ends at most {C.ZK_SESSION_TIMEOUT_MS.key}={self.session_timeout_ms} ms "
+                "after it died, and its lock znode with it")
+
     def check_held(self) -> None:
         if self._lost or not self._lock.is_acquired:
             raise HoodieLockError(
@@ -350,6 +324,12 @@ def lock_provider(base_path: str, cfg: HoodieConfig, table_name: str | None = No
         return ZookeeperLockProvider.for_table(base_path, cfg, table_name, purpose)
     if name == C.IN_PROCESS_LOCK_PROVIDER:
         return InProcessLockProvider(base_path, purpose)
+    if name == C.LEASE_LOCK_PROVIDER:
+        from .lease_lock import KubernetesLeaseLockProvider    # imports the kubernetes client only when chosen
+        return KubernetesLeaseLockProvider.for_table(base_path, cfg, table_name, purpose)
+    if name == C.HMS_LOCK_PROVIDER:
+        from .hms_lock import HiveMetastoreLockProvider    # imports the thrift client only when chosen
+        return HiveMetastoreLockProvider.for_table(cfg, table_name, purpose)
     raise HoodieConfigError(f"{C.LOCK_PROVIDER.key}={name} is not a lock provider this engine has")
 
 
@@ -381,8 +361,7 @@ def acquire(provider: LockProvider, cfg: HoodieConfig, what: str) -> None:
         f"could not acquire the {provider.kind} lock {provider.name} for {what} within "
         f"{time.monotonic() - started:.1f} s ({retries + 1} attempts of {C.LOCK_WAIT_TIME_MS.key}="
         f"{int(wait * 1000)}); it is held by {provider.holder()}. Retry later; if that holder died, "
-        + ("set hoodie.write.lock.filesystem.expire (minutes) or delete the lock file"
-           if isinstance(provider, FileSystemLockProvider) else "its lock goes with it"))
+        f"{provider.stale_hint()}")
 
 
 @contextmanager

@@ -41,7 +41,8 @@ from ..read.reader import scan
 from ..schema.avro import add_meta_fields, arrow_to_avro, to_json
 from ..schema.meta_fields import META_FIELDS
 from ..table.meta_client import HoodieTable
-from ..table.pending import pending_clustering_groups, pending_clusterings, pending_compaction_groups
+from ..table.pending import (completed_clusterings, pending_clustering_groups, pending_clusterings,
+                             pending_compaction_groups)
 from ..timeline.avro_models import REQUESTED_REPLACE_METADATA, encode_instant_avro
 from ..timeline.commit_metadata import commit_metadata
 from ..timeline.instant import REPLACE_COMMIT, Instant, State, new_instant_time
@@ -82,9 +83,8 @@ def schedule_clustering(table: HoodieTable, options: dict | None = None, force: 
 def _schedule(table: HoodieTable, cfg: HoodieConfig, force: bool,
               extra_metadata: dict[str, str] | None) -> Instant | None:
     timeline = table.timeline
-    clusterings = {i.timestamp for i in timeline.filter([REPLACE_COMMIT], completed=True)
-                   if timeline.commit_metadata(i).get("operationType") == "CLUSTER"}
-    if not force and not clustering_due(commits_since_clustering(timeline.instants, clusterings), cfg):
+    if not force and not clustering_due(commits_since_clustering(timeline.instants, completed_clusterings(table)),
+                                        cfg):
         return None
     _check_sort_columns(table, sort_columns(cfg))
     excluded = set(pending_compaction_groups(table)) | set(pending_clustering_groups(table))

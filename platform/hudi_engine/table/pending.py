@@ -120,6 +120,14 @@ def pending_clusterings(table: HoodieTable) -> list[tuple[Instant, dict]]:
     return found
 
 
+def completed_clusterings(table: HoodieTable) -> frozenset[str]:
+    """Instant times of the completed replacecommits that are clusterings: the last of them is where
+    Hudi starts counting commits for its clustering triggers."""
+    timeline = table.timeline
+    return frozenset(i.timestamp for i in timeline.filter([REPLACE_COMMIT], completed=True)
+                     if timeline.commit_metadata(i).get("operationType") == CLUSTER_OPERATION)
+
+
 def pending_clustering_groups(table: HoodieTable) -> dict[tuple[str, str], str]:
     """(partition, file id) → instant of every file group a pending clustering is rewriting."""
     return {group: instant.timestamp for instant, plan in pending_clusterings(table)

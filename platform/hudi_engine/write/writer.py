@@ -220,7 +220,8 @@ class WriteJob:
                 f"file groups that pending clustering {', '.join(instants)} is rewriting "
                 f"(e.g. {blocked[0][1]} in partition '{blocked[0][0]}'); Hudi's reject-update "
                 "strategy refuses them. Run the clustering first (hudictl cluster --mode execute "
-                f"--base-path {self.table.base_path}), then retry this write")
+                f"--base-path {self.table.base_path}), then retry this write",
+                self.table.base_path, tuple(instants))
 
     def append_targets(self, updates: dict[tuple[str, str], int], insert_groups: set[str],
                        slices: dict[str, FileSlice]) -> dict:

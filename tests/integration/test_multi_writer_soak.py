@@ -183,11 +183,14 @@ def test_pipelines_and_table_services_write_one_table_concurrently(spark, tmp_pa
     actions = collections.Counter(i.action for i in timeline.filter(completed=True))
     assert actions["deltacommit"] > 0 and all(actions[a] > 0 for a in SERVICE_ACTIONS), actions
     retried = len(re.findall(r"lost a write conflict \(attempt", text))
+    clustering_waits = len(re.findall(r"updates file groups a pending clustering rewrites \(attempt", text))
+    lock_waits = re.findall(r"waited ([0-9.]+) s for the .* lock", text)
     service_runs = len(re.findall(r": started, ", text))
     print(f"\nsoak {lock['provider']} on {'S3' if storage else 'local disk'}: {time.monotonic() - started:.0f} s, "
           f"{source.files} files per pipeline, {len(expected)} rows (checksum {checksum(expected)}); completed "
-          f"instants on the active timeline {dict(actions)}; conflicts lost and retried {retried}; "
-          f"service runs {service_runs}")
+          f"instants on the active timeline {dict(actions)}; conflicts lost and retried {retried}; retries "
+          f"after a clustering {clustering_waits}; lock waits over 1 s {len(lock_waits)} (longest "
+          f"{max(map(float, lock_waits), default=0):.1f} s); service runs {service_runs}")
 
 
 def _every_service_ran(base_path: str) -> bool:

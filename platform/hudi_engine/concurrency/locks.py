@@ -345,6 +345,9 @@ _HELD: dict[str, _Held] = {}
 _HELD_GUARD = threading.Lock()
 
 
+WAIT_WORTH_TELLING_S = 1.0
+
+
 def acquire(provider: LockProvider, cfg: HoodieConfig, what: str) -> None:
     """Hudi's LockManager: attempts of ``wait_time_ms`` each, ``client.num_retries`` more after the
     first, ``client.wait_time_ms_between_retry`` apart; then a HoodieLockError naming the holder."""
@@ -354,6 +357,9 @@ def acquire(provider: LockProvider, cfg: HoodieConfig, what: str) -> None:
     started = time.monotonic()
     for attempt in range(retries + 1):
         if provider.try_lock(wait):
+            waited = time.monotonic() - started
+            if waited >= WAIT_WORTH_TELLING_S:          # another writer held it: say so, not every take
+                log.info(f"waited {waited:.1f} s for the {provider.kind} lock {provider.name} ({what})")
             return
         if attempt < retries:
             time.sleep(pause)

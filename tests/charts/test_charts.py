@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from hudi_operator import rbac
-from tests.support.helm import CHARTS, helm, refusal, set_args, template, vendored_crds
+from tests.support.helm import by_kind, CHARTS, helm, refusal, set_args, template, vendored_crds
 from tests.support.kubernetes_schemas import render_errors
 from tests.support.prometheus import exported_series_names
 
@@ -36,10 +36,6 @@ METASTORE_VALUES = {
     "external": {"database.mode": "external", "database.external.host": "pg.db", "database.passwordSecret": "pg-auth",
                  "networkPolicy.enabled": "true", "warehouseDir": "gs://lake/warehouse"},
 }
-
-
-def by_kind(objects: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
-    return [o for o in objects if o["kind"] == kind]
 
 
 def containers(workload: dict[str, Any]) -> list[dict[str, Any]]:

@@ -15,9 +15,9 @@ import yaml
 from hudi_engine import config as C
 from hudi_operator.planner import plan_pipeline
 from hudi_operator.settings import Settings
-from tests.charts.test_umbrella import (BUCKET, NAMESPACE, RELEASE, by_kind, containers, env_of, named, pod_spec,
+from tests.charts.test_umbrella import (BUCKET, NAMESPACE, RELEASE, containers, env_of, named, pod_spec,
                                         readme_job_namespaces_values, readme_values, restricted_violations)
-from tests.support.helm import built_umbrella, refusal, template
+from tests.support.helm import built_umbrella, by_kind, refusal, template
 from tests.unit.test_planner_manifests import pipeline, table
 from tests.support.kubernetes_schemas import render_errors
 

@@ -31,7 +31,7 @@ from hudi_operator.metrics import Metrics
 from hudi_operator.planner import OperatorSettings, plan_pipeline
 from hudi_operator.planner.spark_app import JOB_CONFIG_KEY, job_config_yaml
 from hudi_operator.reconcile import table_status
-from tests.support.helm import CHARTS, built_umbrella, helm, load_all, refusal, template, vendored_charts
+from tests.support.helm import by_kind, CHARTS, built_umbrella, helm, load_all, refusal, template, vendored_charts
 from tests.support.prometheus import (api, discovered_pod, exported_series_names, monitor_scrape_config, query,
                                       start_prometheus)
 from tests.support.services import free_port
@@ -48,10 +48,6 @@ MONITORING_KINDS = ("PodMonitor", "ServiceMonitor", "PrometheusRule")
 GRAFANA_BUILTINS = {"__rate_interval": "1m", "__interval": "15s", "__range": "1h"}
 _VARIABLE = re.compile(r"\$\{(\w+)(?::\w+)?\}|\$(\w+)")
 _LABEL_VALUES = re.compile(r"label_values\((.+),\s*(\w+)\)")
-
-
-def by_kind(objects: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
-    return [o for o in objects if o["kind"] == kind]
 
 
 def one(objects: list[dict[str, Any]], kind: str) -> dict[str, Any]:

@@ -24,7 +24,7 @@ import yaml
 from hudi_operator.api import load
 from hudi_operator.planner import plan_pipeline
 from hudi_operator.settings import Settings
-from tests.support.helm import (CHARTS, ROOT, UMBRELLA, built_umbrella, helm, load_all, refusal, template,
+from tests.support.helm import (by_kind, CHARTS, ROOT, UMBRELLA, built_umbrella, helm, load_all, refusal, template,
                                 template_text, vendored_charts, vendored_crds)
 from tests.support.kube_api import ApiServer, declare
 from tests.support.kubernetes_schemas import render_errors
@@ -96,10 +96,6 @@ def render(chart, values_file) -> Callable[[str], list[dict[str, Any]]]:
             cache[name] = template(chart, namespace=NAMESPACE, release=RELEASE, values_files=(values_file(name),))
         return cache[name]
     return rendered
-
-
-def by_kind(objects: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
-    return [o for o in objects if o["kind"] == kind]
 
 
 def named(objects: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:

@@ -55,6 +55,11 @@ def load_all(text: str) -> list[dict[str, Any]]:
     return [doc for doc in yaml.load_all(text, Loader=RenderLoader) if doc]
 
 
+def by_kind(objects: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    """The rendered objects of one kind."""
+    return [o for o in objects if o["kind"] == kind]
+
+
 def set_args(values: dict[str, str] | None) -> list[str]:
     return [arg for key, value in (values or {}).items() for arg in ("--set", f"{key}={value}")]
 

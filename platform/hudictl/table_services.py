@@ -17,6 +17,9 @@ from typing import Any, Callable
 from .cron import Schedule, parse
 
 TERMINATE_WAIT_SECONDS = 60
+# How often idle on-demand services look at their tables' timelines: a listing and a few reads each
+# time, which on an object store are paid requests, so not on every one-second tick.
+DUE_CHECK_SECONDS = 10.0
 
 
 @dataclass
@@ -45,6 +48,7 @@ class ServiceScheduler:
     storage: Callable[[Any], dict[str, str]]      # a job's storage settings, to read its table's timeline
     failures: list[str] = field(default_factory=list)
     runs: int = 0
+    checked_at: float = float("-inf")       # monotonic time of the last look at the timelines
 
     @classmethod
     def of(cls, services: list, start: Callable[[Any, Path], subprocess.Popen], now: _dt.datetime,
@@ -65,7 +69,10 @@ class ServiceScheduler:
         the table's timeline."""
         for slot in self.slots:
             self._reap(slot)
-        due = self._due_by_table([s for s in self.slots if s.on_demand and s.process is None])
+        due: dict[str, tuple[dict[str, Any], str | None]] = {}
+        if time.monotonic() - self.checked_at >= DUE_CHECK_SECONDS:
+            self.checked_at = time.monotonic()
+            due = self._due_by_table([s for s in self.slots if s.on_demand and s.process is None])
         for slot in self.slots:
             if slot.process is not None:
                 continue

@@ -6,6 +6,7 @@ platform lock (the address it gives every job) is this release's ZooKeeper or me
 values charts/README.md documents make it, or rendering fails naming the value to set."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Callable
 
@@ -13,11 +14,12 @@ import pytest
 import yaml
 
 from hudi_engine import config as C
+from hudi_operator.api.table import THRIFT_URIS, ZK_HOSTS, ZNODE_PATH
 from hudi_operator.planner import plan_pipeline
 from hudi_operator.settings import Settings
 from tests.charts.test_umbrella import (BUCKET, NAMESPACE, RELEASE, containers, env_of, named, pod_spec,
                                         readme_job_namespaces_values, readme_values, restricted_violations)
-from tests.support.helm import built_umbrella, by_kind, refusal, template
+from tests.support.helm import CHARTS, built_umbrella, by_kind, refusal, template
 from tests.unit.test_planner_manifests import pipeline, table
 from tests.support.kubernetes_schemas import render_errors
 
@@ -213,3 +215,16 @@ def test_the_chart_files_stay_what_this_test_renders():
     values = yaml.safe_load((Path(__file__).resolve().parents[2] / "charts/hudi-lakehouse/values.yaml").read_text())
     assert values["zookeeper"]["enabled"] is False and values["zookeeper"]["external"] == ""
     assert values["zookeeper"]["image"]["tag"].startswith("3.9.")
+
+
+def test_the_charts_lock_addresses_accept_what_a_tables_lock_section_accepts():
+    """The operator's platform lock (chart values) and a HudiTable's spec.concurrency.lock take the
+    same ZooKeeper hosts, znode paths and metastore URIs; the chart's may also be empty (none)."""
+    lock = json.loads((CHARTS / "hudi-operator" / "values.schema.json").read_text())["properties"]["lock"]
+    fields = lock["properties"]
+
+    def optional(regex: str) -> str:
+        return f"^({regex[1:-1]})?$"
+    assert fields["zookeeper"]["properties"]["url"]["pattern"] == optional(ZK_HOSTS.regex)
+    assert fields["zookeeper"]["properties"]["basePath"]["pattern"] == ZNODE_PATH.regex
+    assert fields["hiveMetastore"]["properties"]["uris"]["pattern"] == optional(THRIFT_URIS.regex)

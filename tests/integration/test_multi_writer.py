@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import subprocess
 import sys
 import time
@@ -13,12 +14,20 @@ from pathlib import Path
 import pytest
 
 from hudi_engine import read, write
+from hudi_engine.config import HoodieConfig
 from hudi_engine.concurrency.heartbeat import Heartbeat, heartbeat_path
+from hudi_engine.concurrency.locks import AUX_DIR, LOCK_FILE_NAME
 from hudi_engine.errors import HoodieError, HoodieWriteConflictError
-from hudi_engine.services.compaction import schedule_compaction
+from hudi_engine.metadata_table.layout import MDT_DIR
+from hudi_engine.metadata_table.reader import table_view
+from hudi_engine.services.clean import run_clean
+from hudi_engine.services.compaction import run_compactions, schedule_compaction
 from hudi_engine.table.meta_client import HoodieTable
 from hudi_engine.timeline.avro_models import decode_instant_avro
+from hudi_engine.timeline.commit_metadata import commit_metadata
 from hudi_engine.timeline.instant import DELTA_COMMIT, ROLLBACK, WRITE_ACTIONS, Instant, State, new_instant_time
+from hudi_engine.transaction.metadata import listener
+from hudi_engine.transaction.transaction import Transaction
 from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA
 from tests.support.hudi_rs import hudi_rs_read, rows
 from tests.support.occ_writer import CONFLICT_EXIT, live_writer_footprint
@@ -294,3 +303,50 @@ def test_clustering_runs_beside_a_writer_and_wins_only_where_they_overlap(spark,
     assert "replacecommit" in out["conflict"] and "retry" in out["conflict"], out
     assert table_rows(spark, table_path) == expected
     assert_no_leftovers(table_path)
+
+
+def test_a_write_that_completed_while_another_ran_stays_in_the_metadata_table(spark, table_path):
+    """A writer's timeline dates from when it began. When its commit's metadata sync compacts the
+    metadata table, a delta commit that completed since must be trusted, or its log files vanish
+    from the files listing and the next compaction or clustering plans the slice without them (the
+    soak test's lost updates). In-process: writer A holds its transaction open while B commits."""
+    options = opts(**{"hoodie.datasource.write.table.type": "MERGE_ON_READ",
+                      "hoodie.metadata.compact.max.delta.commits": "3"})
+    write(spark.createDataFrame([("jack", "apple", "eu", 1), ("john", "kiwi", "eu", 1)], FRUIT_SCHEMA),
+          table_path, opts("insert", **options))
+    slow = Transaction.begin(HoodieTable.load(table_path), DELTA_COMMIT, HoodieConfig(options), spark)
+    updated = write(spark.createDataFrame([("jack", "banana", "eu", 2)], FRUIT_SCHEMA), table_path, options)
+    logged = {f for f in files(table_path) if ".log." in f and not f.startswith(".hoodie/")}
+    assert logged
+    slow.inflight()
+    slow.commit(commit_metadata([], "upsert", HoodieTable.load(table_path).timeline.latest_schema()), changed=set())
+    slow.stop_heartbeat()
+
+    mdt = HoodieTable.load(posixpath.join(table_path, MDT_DIR))
+    assert [i for i in mdt.timeline.completed_writes() if i.action == "commit" and i.timestamp > updated]
+    listed = {f.path for f in table_view(HoodieTable.load(table_path)).data_files()}
+    assert logged <= listed
+    assert table_rows(spark, table_path) == [("jack", "banana", "eu", 2), ("john", "kiwi", "eu", 1)]
+    schedule_compaction(HoodieTable.load(table_path), options, force=True)
+    run_compactions(spark, HoodieTable.load(table_path), options=options)
+    assert table_rows(spark, table_path) == [("jack", "banana", "eu", 2), ("john", "kiwi", "eu", 1)]
+
+
+def test_a_clean_writes_the_metadata_table_under_the_table_lock(spark, table_path, monkeypatch):
+    """Deleting needs no lock, completing does: the clean's metadata delta commit (and any metadata
+    compaction it runs) must not interleave with another writer's, or one overwrites the other's
+    log file and the listing loses files."""
+    options = opts(**{"hoodie.cleaner.commits.retained": "1", "hoodie.clean.automatic": "false"})
+    for fruit in ("apple", "banana", "cherry"):
+        write(spark.createDataFrame([("jack", fruit, "eu", 1)], FRUIT_SCHEMA), table_path, options)
+    lock_file = posixpath.join(AUX_DIR, LOCK_FILE_NAME)
+    held = []
+    real = listener.sync_clean
+
+    def recording(table, *args):
+        held.append(table.storage.exists(lock_file))
+        return real(table, *args)
+    monkeypatch.setattr(listener, "sync_clean", recording)
+    assert run_clean(HoodieTable.load(table_path), options, spark, force=True)
+    assert held == [True]
+    assert table_rows(spark, table_path) == [("jack", "cherry", "eu", 1)]

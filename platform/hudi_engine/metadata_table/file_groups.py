@@ -7,7 +7,7 @@ from __future__ import annotations
 import posixpath
 
 from ..file_group.base_file import ensure_partition_metadata, write_stat
-from ..file_group.log_file import LogWriter
+from ..file_group.log_file import LogWriter, next_log_version
 from ..file_group.markers import marker_path
 from ..file_group.naming import base_file_name
 from ..hfile import write_hfile
@@ -33,7 +33,8 @@ def write_base(storage: Storage, partition: str, file_id: str, instant: str, tok
 
 def write_log(storage: Storage, partition: str, file_id: str, base_instant: str, instant: str,
               token: str, items: list[tuple[bytes, bytes]], deletes: list[str]) -> dict:
-    writer = LogWriter(storage, partition, file_id, base_instant, write_token=token)
+    writer = LogWriter(storage, partition, file_id, base_instant, write_token=token,
+                       version=next_log_version(storage, partition, file_id, base_instant))
     _mark(storage, instant, partition, posixpath.basename(writer.path))
     for block in log_blocks(items, deletes, instant):
         writer.append(block)

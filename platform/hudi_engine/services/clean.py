@@ -141,8 +141,10 @@ def delete_files(storage: Storage, paths: list[str], spark=None, parallelism: in
     return dict(rdd.mapPartitions(lambda part: _delete_batch(storage, list(part))).collect())
 
 
-def execute_clean(table: HoodieTable, pending: Instant, spark=None) -> Instant:
-    """Delete what a clean plan lists and complete the clean (also a clean found interrupted)."""
+def execute_clean(table: HoodieTable, pending: Instant, spark=None, options: dict | None = None) -> Instant:
+    """Delete what a clean plan lists and complete the clean (also a clean found interrupted).
+    The deletes need no lock; completing does, with several writers, as it writes the metadata
+    table beside their commits."""
     timeline, storage = table.timeline, table.storage
     started = time.monotonic()
     plan_bytes = timeline.read_details(Instant(pending.timestamp, CLEAN, State.REQUESTED))
@@ -176,7 +178,9 @@ def execute_clean(table: HoodieTable, pending: Instant, spark=None) -> Instant:
         "partitionMetadata": partitions,
         "version": 2,
     }
-    done = complete(table, pending, metadata, MetadataSync(spark))
+    cfg = HoodieConfig({**(options or {}), **table.props})
+    with table_lock(storage.base_uri, cfg, f"completing clean {pending.timestamp}", table.name):
+        done = complete(table, pending, metadata, MetadataSync(spark, options))
     log.info(f"clean {pending.timestamp} completed: {metadata['totalFilesDeleted']} files deleted")
     return done
 
@@ -187,7 +191,7 @@ def run_clean(table: HoodieTable, options: dict | None = None, spark=None, force
     done = []
     for pending in table.timeline.pending([CLEAN]):
         log.info(f"clean {pending.timestamp} was interrupted; completing it from its plan")
-        done.append(execute_clean(table.reload(), pending, spark).timestamp)
+        done.append(execute_clean(table.reload(), pending, spark, options).timestamp)
     # Several writers: the plan is made under the table lock (its instant time and the pending
     # writes it must respect are then current); deleting needs no lock, as no writer reads or
     # writes the older file slices it removes.
@@ -196,7 +200,7 @@ def run_clean(table: HoodieTable, options: dict | None = None, spark=None, force
         table = table.reload()
         requested = schedule_clean(table, options, force=force, now=now)
     if requested is not None:
-        done.append(execute_clean(table.reload(), requested, spark).timestamp)
+        done.append(execute_clean(table.reload(), requested, spark, options).timestamp)
     return done
 
 

@@ -2,6 +2,8 @@
 
 Listeners (the metadata table) are kept in step first, so a reader that trusts the completed
 instant finds everything it names; the markers go last, once nothing can roll the instant back.
+A listener sees the timeline as it is now, not as the caller loaded it: with several writers
+other instants completed since (their metadata records must be trusted when it compacts).
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ def complete(table: HoodieTable, instant: Instant, metadata: dict,
              listener: CommitListener | None = None) -> Instant:
     """Complete the pending ``instant`` with ``metadata`` (its action's record, as a dict)."""
     if listener is not None:
-        listener.before_complete(table, instant, metadata)
+        listener.before_complete(table.reload(), instant, metadata)
     done = table.timeline.complete(instant, encode_completed(instant.action, metadata))
     if instant.action in FILE_WRITING_ACTIONS:
         table.storage.delete_dir(marker_dir(instant.timestamp))

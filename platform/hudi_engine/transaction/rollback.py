@@ -11,7 +11,7 @@ import posixpath
 import time
 from collections import defaultdict
 
-from ..file_group.log_file import UNKNOWN_WRITE_TOKEN, LogWriter, rollback_command_block
+from ..file_group.log_file import UNKNOWN_WRITE_TOKEN, LogWriter, next_log_version, rollback_command_block
 from ..file_group.markers import marked_files, marker_dir
 from ..file_group.naming import parse_base_file_name, parse_log_file_name
 from ..table.meta_client import HoodieTable
@@ -132,10 +132,8 @@ def _append_rollback_block(table: HoodieTable, request: dict, target: str, rollb
     """A command block in the file slice's next log file, naming the instant whose blocks are void."""
     storage, partition = table.storage, request["partitionPath"]
     file_id, base_instant = request["fileId"], request["latestBaseInstant"]
-    versions = [log.version for log in (parse_log_file_name(posixpath.basename(f.path))
-                                        for f in storage.list(partition))
-                if log is not None and log.file_id == file_id and log.instant == base_instant]
-    writer = LogWriter(storage, partition, file_id, base_instant, version=max(versions, default=0) + 1,
+    writer = LogWriter(storage, partition, file_id, base_instant,
+                       version=next_log_version(storage, partition, file_id, base_instant),
                        write_token=UNKNOWN_WRITE_TOKEN)
     writer.append(rollback_command_block(target, rollback_time))
     return {storage.uri(f.path): f.size for f in writer.close()}

@@ -51,7 +51,7 @@ class Transaction:
             i.timestamp: i.is_completed for i in table.timeline.instants}
         # Conflicts under the simple bucket engine are by bucket number, not file id.
         self.by_bucket = by_bucket
-        self.listener = MetadataSync(spark)
+        self.listener = MetadataSync(spark, cfg.raw())
         self.heartbeat: Heartbeat | None = None
 
     # --- begin -----------------------------------------------------------------------------------

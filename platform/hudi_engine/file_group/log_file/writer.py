@@ -9,10 +9,12 @@ on to the next free version, keeping its write token.
 """
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass
 
 from ...config import LOGFILE_MAX_SIZE
 from ...storage import Storage
+from ..naming import parse_log_file_name
 from .block import LogBlock, encode_block
 from .format import UNKNOWN_WRITE_TOKEN, log_file_name
 
@@ -71,3 +73,12 @@ class LogWriter:
         while self.storage.exists(self._path(version)):
             version += 1
         return version
+
+
+def next_log_version(storage: Storage, partition: str, file_id: str, base_instant: str) -> int:
+    """One past the newest log version in the slice, whatever its write token. Readers order a
+    slice's logs by version, then by token as a string, so a new log file must not reuse an older
+    one's version: tokens hold stage ids, and "0-116-158" sorts before "0-83-95"."""
+    versions = [log.version for log in (parse_log_file_name(posixpath.basename(f.path)) for f in storage.list(partition))
+                if log is not None and log.file_id == file_id and log.instant == base_instant]
+    return max(versions, default=0) + 1

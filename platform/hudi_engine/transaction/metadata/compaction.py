@@ -28,9 +28,11 @@ from ..commit import complete
 KEEP_SLICES = 2      # the newest base and the one before it, for readers still on the old one
 
 
-def compact_if_due(mdt: HoodieTable, table: HoodieTable, current: str, spark=None) -> HoodieTable:
-    """Compact when due; ``current`` is the data instant about to sync (pending, not blocking)."""
-    cfg = HoodieConfig(table.props)
+def compact_if_due(mdt: HoodieTable, table: HoodieTable, current: str, spark=None,
+                   options: dict | None = None) -> HoodieTable:
+    """Compact when due; ``current`` is the data instant about to sync (pending, not blocking),
+    ``options`` the writer's."""
+    cfg = HoodieConfig({**(options or {}), **table.props})
     info = delta_commits_since_compaction(mdt.timeline.instants)
     if info is None or info.count < cfg.get(C.METADATA_COMPACT_MAX_DELTA_COMMITS):
         return mdt

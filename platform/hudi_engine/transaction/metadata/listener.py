@@ -12,15 +12,16 @@ class MetadataSync:
     commit's files, ranges, bloom filters and (with Spark) key locations; a clean's deletes; a
     rollback's undoing. Savepoints and restores change no file it indexes (a restore drops it)."""
 
-    def __init__(self, spark=None):
+    def __init__(self, spark=None, options: dict | None = None):
         self.spark = spark
+        self.options = options or {}      # the writer's (hoodie.metadata.compact.max.delta.commits, ...)
 
     def before_complete(self, table: HoodieTable, instant: Instant, metadata: dict) -> None:
         if instant.action == CLEAN:
-            sync_clean(table, instant.timestamp, metadata)
+            sync_clean(table, instant.timestamp, metadata, self.options)
         elif instant.action == ROLLBACK:
-            sync_rollback(table, instant.timestamp, metadata)
+            sync_rollback(table, instant.timestamp, metadata, self.options)
         elif instant.action not in (SAVEPOINT, RESTORE):
             # A clustering moves every key it rewrites to a new file group.
-            sync_commit(table, instant.timestamp, metadata, self.spark,
+            sync_commit(table, instant.timestamp, metadata, self.spark, self.options,
                         all_keys_moved=metadata.get("operationType") == CLUSTER_OPERATION)

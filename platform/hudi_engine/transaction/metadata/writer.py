@@ -316,8 +316,8 @@ def _complete(mdt: HoodieTable, instant: Instant, stats: list[dict], operation: 
 class _Sync:
     """One metadata delta commit for one data instant."""
 
-    def __init__(self, table: HoodieTable, instant: str, spark=None):
-        self.table, self.instant, self.spark = table, instant, spark
+    def __init__(self, table: HoodieTable, instant: str, spark=None, options: dict | None = None):
+        self.table, self.instant, self.spark, self.options = table, instant, spark, options or {}
         self.partitions = current_partitions(table)
         self.mdt = open_mdt(table) if self.partitions else None
 
@@ -326,7 +326,7 @@ class _Sync:
         return self.mdt is not None
 
     def run(self, changes: Changes, rli_df=None) -> None:
-        mdt = compact_if_due(self.mdt, self.table, self.instant, self.spark)
+        mdt = compact_if_due(self.mdt, self.table, self.instant, self.spark, self.options)
         pending = Instant(self.instant, DELTA_COMMIT, State.REQUESTED)
         existing = mdt.timeline.get(self.instant)
         if existing is not None:       # a retry of this instant: start its delta commit afresh
@@ -362,10 +362,11 @@ def _indexed_bases(by_file_id: dict[str, str]) -> dict[int, str]:
     return {file_group_index_of_id(fid): base for fid, base in by_file_id.items()}
 
 
-def sync_commit(table: HoodieTable, instant: str, meta: dict, spark=None, all_keys_moved: bool = False) -> None:
+def sync_commit(table: HoodieTable, instant: str, meta: dict, spark=None, options: dict | None = None,
+                all_keys_moved: bool = False) -> None:
     """Before a write, compaction or clustering completes: its files, their ranges and bloom
     filters, and (with Spark) where its keys now live."""
-    sync = _Sync(table, instant, spark)
+    sync = _Sync(table, instant, spark, options)
     if not sync.active:
         return
     changes = commit_changes(sync.partitions, table.storage, instant, meta, indexed_columns(table))
@@ -377,16 +378,16 @@ def sync_commit(table: HoodieTable, instant: str, meta: dict, spark=None, all_ke
     sync.run(changes, rli_df)
 
 
-def sync_clean(table: HoodieTable, instant: str, clean_meta: dict) -> None:
-    sync = _Sync(table, instant)
+def sync_clean(table: HoodieTable, instant: str, clean_meta: dict, options: dict | None = None) -> None:
+    sync = _Sync(table, instant, options=options)
     if sync.active:
         sync.run(clean_changes(sync.partitions, clean_meta, indexed_columns(table), instant))
 
 
-def sync_rollback(table: HoodieTable, instant: str, rollback_meta: dict) -> None:
+def sync_rollback(table: HoodieTable, instant: str, rollback_meta: dict, options: dict | None = None) -> None:
     """The rolled back instant's own delta commit goes (its records were never trusted), and the
     rollback's deletes and command-block log files are recorded."""
-    sync = _Sync(table, instant)
+    sync = _Sync(table, instant, options=options)
     if not sync.active:
         return
     for target in rollback_meta.get("commitsRollback") or []:

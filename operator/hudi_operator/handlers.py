@@ -265,7 +265,8 @@ async def _converge_pipeline(memo: kopf.Memo, body: dict[str, Any], now: _dt.dat
     status = dict(decision.status)
     observed = memo.tables.get((namespace, table_name))
     if observed is not None:
-        status.update(lastCommitInstant=observed.last_commit_instant, checkpoint=observed.checkpoint)
+        status.update(lastCommitInstant=observed.last_commit_instant,
+                      checkpoint=observed.checkpoint_of(body["metadata"]["name"]))
     return status
 
 

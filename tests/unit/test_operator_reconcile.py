@@ -426,3 +426,20 @@ def test_table_status_of_a_table_written_by_the_engine_shows_the_streamer_checkp
                                dt.datetime.now(dt.timezone.utc))
     assert (obs.checkpoint, obs.commits_since_compaction, obs.compaction_due) == ("orders,0:40", 3, True)
     assert obs.commit_age_seconds(dt.datetime.now(dt.timezone.utc)) < 600
+
+
+@pytest.mark.spark
+def test_each_pipeline_of_a_shared_table_sees_its_own_checkpoint(spark, table_path):
+    """Two streamers with their own checkpoint ids (the pipelines' names): each pipeline's status
+    shows where it resumes, whichever wrote last; the table shows no single checkpoint."""
+    from hudi_engine import write
+    from hudi_jobs.streamer.checkpoint import checkpoint_metadata
+    from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA
+    options = {**FRUIT_OPTIONS, "hoodie.datasource.write.operation": "upsert"}
+    batches = [("orders-main", "eu", "100"), ("orders-apac", "apac", "7"), ("orders-main", "eu", "250")]
+    for n, (writer, region, position) in enumerate(batches, start=1):
+        df = spark.createDataFrame([(f"k{n}", "kiwi", region, n)], FRUIT_SCHEMA)
+        write(df, table_path, options, extra_metadata=checkpoint_metadata(position, None, None, writer))
+    obs = table_status.observe(HoodieTable.load(table_path), None, dt.datetime.now(dt.timezone.utc))
+    assert (obs.checkpoint_of("orders-main"), obs.checkpoint_of("orders-apac")) == ("250", "7")
+    assert obs.checkpoint is None and obs.checkpoint_of("orders-new") is None

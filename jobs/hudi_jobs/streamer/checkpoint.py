@@ -70,11 +70,16 @@ def _checkpoint_map(value: str | None) -> dict[str, str] | None:
     return found if isinstance(found, dict) else None
 
 
+def writer_ids(commits: Iterable[CommitInfo]) -> list[str]:
+    """The ids of the streamers whose checkpoints the commits hold (none: plain checkpoints)."""
+    return sorted({k for c in commits for k in (_checkpoint_map(c.extra.get(CHECKPOINT_KEY)) or {})})
+
+
 def _of_writer(commits: list[CommitInfo], writer_id: str | None) -> list[CommitInfo]:
     """The commits that hold ``writer_id``'s checkpoint, with it as their checkpoint; without an id,
     the commits as they are - refused when other streamers' checkpoint maps are among them."""
     if writer_id is None:
-        ids = sorted({k for c in commits for k in (_checkpoint_map(c.extra.get(CHECKPOINT_KEY)) or {})})
+        ids = writer_ids(commits)
         if ids:
             raise HoodieError(
                 f"the table's commits hold the checkpoints of several streamers ({', '.join(ids)}): give this "

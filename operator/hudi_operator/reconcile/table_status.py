@@ -4,8 +4,8 @@ trigger the table declares. The operator reports what is due; the jobs decide an
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Mapping
 
 from hudi_engine import config as C
 from hudi_engine.api import (
@@ -16,7 +16,7 @@ from hudi_engine.api import (
     pending_clusterings,
 )
 from hudi_engine.errors import HoodieError
-from hudi_jobs.streamer.checkpoint import CommitInfo, resolve_checkpoint
+from hudi_jobs.streamer.checkpoint import CommitInfo, resolve_checkpoint, writer_ids
 
 from . import services_due
 from .conditions import merge, of_phase, timestamp
@@ -46,6 +46,13 @@ class TableObservation:
     compaction_due: bool
     checkpoint: str | None                 # where a streamer writing this table resumes
     due: tuple[Due, ...] = ()              # services a separate job should run now, with the reason
+    # Tables several streamers write: each one's checkpoint, by its multiwriter checkpoint id
+    writer_checkpoints: Mapping[str, str] = field(default_factory=dict)
+
+    def checkpoint_of(self, writer_id: str) -> str | None:
+        """Where the streamer with this id resumes (the pipeline's name, on a shared table); on a
+        table one streamer writes, the table's checkpoint."""
+        return self.writer_checkpoints.get(writer_id, self.checkpoint)
 
     def commit_age_seconds(self, now: _dt.datetime) -> float | None:
         if self.last_commit_time is None:
@@ -81,8 +88,8 @@ def observe(table: HoodieTable, trigger: CompactionTrigger | None, now: _dt.date
         pending_clusterings=len(facts.pending_clusterings),
         commits_since_compaction=(since.count if since else 0) if table.table_type == MERGE_ON_READ else None,
         compaction_due=_compaction_due(table, facts, trigger, now),
-        checkpoint=_checkpoint(table),
         due=services_due.due_services(facts, on_demand, now),
+        **_checkpoints(table),
     )
 
 
@@ -110,14 +117,19 @@ def _compaction_due(table: HoodieTable, facts: services_due.Timeline, trigger: C
     return services_due.compaction_threshold(facts, trigger, now) is not None
 
 
-def _checkpoint(table: HoodieTable) -> str | None:
-    """The source position the newest delta/commit carries, resolved as the streamer resumes."""
+def _checkpoints(table: HoodieTable) -> dict[str, Any]:
+    """The source positions the newest delta/commits carry, resolved as the streamers resume: the
+    table's one streamer's, or each one's on a table several write."""
     commits = [CommitInfo(i.timestamp, i.action, table.timeline.commit_metadata(i).get("extraMetadata") or {})
                for i in table.timeline.completed_writes()]
+    ids = writer_ids(commits)
+    if ids:
+        found = {i: resolve_checkpoint(commits, table.table_type, None, None, i) for i in ids}
+        return {"checkpoint": None, "writer_checkpoints": {i: c for i, c in found.items() if c is not None}}
     try:
-        return resolve_checkpoint(commits, table.table_type, None, None)
+        return {"checkpoint": resolve_checkpoint(commits, table.table_type, None, None)}
     except HoodieError:
-        return None
+        return {"checkpoint": None}
 
 
 

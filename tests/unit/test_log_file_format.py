@@ -169,12 +169,15 @@ def test_our_parquet_blocks_hold_the_same_records_as_hudis(tables):
             if block.block_type != BlockType.PARQUET_DATA_BLOCK:
                 continue
             records = data_block_records(block)
-            ours = parquet_data_block(records, block.schema, block.instant_time)
+            hudis = pq.read_metadata(pa.BufferReader(block.content)).row_group(0).column(0).compression
+            ours = parquet_data_block(records, block.schema, block.instant_time, compression=hudis)
             assert ours.header == block.header
             assert data_block_records(ours).to_pylist() == records.to_pylist()
             footer = pq.read_metadata(pa.BufferReader(ours.content))
             assert footer.metadata[b"parquet.avro.schema"] == block.schema.encode()
-            assert footer.row_group(0).column(0).compression == "GZIP"
+            assert footer.row_group(0).column(0).compression == hudis == "GZIP"
+            default = pq.read_metadata(pa.BufferReader(parquet_data_block(records, block.schema, block.instant_time).content))
+            assert default.row_group(0).column(0).compression == "ZSTD"   # Hudi's default on Spark 3.5+
 
 
 @pytest.mark.parametrize("fixture", ["sample_table/mor/parquet/v6_nonpartitioned.zip",

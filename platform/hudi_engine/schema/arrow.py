@@ -23,5 +23,4 @@ def repeat_string(value: str, n: int) -> pa.Array:
 
 
 def parquet_codec(name: str) -> str:
-    name = (name or "gzip").lower()
-    return {"uncompressed": "none"}.get(name, name)
+    return {"uncompressed": "none"}.get(name.lower(), name.lower())

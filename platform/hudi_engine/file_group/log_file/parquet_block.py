@@ -3,7 +3,7 @@ content is a whole Parquet file of the block's records, meta columns included.
 
 Hudi writes it with its Avro Parquet writer (Spark-record writes use Spark's writer instead and
 leave Spark's row metadata in the footer): no bloom filter, the writer schema under
-``parquet.avro.schema``, codec ``hoodie.parquet.compression.codec`` (gzip by default).
+``parquet.avro.schema``, codec ``hoodie.parquet.compression.codec``.
 """
 from __future__ import annotations
 

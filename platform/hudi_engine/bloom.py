@@ -58,7 +58,8 @@ def _geometry(num_entries: int, fpp: float) -> tuple[int, int]:
 def _string_chunks(keys: Keys) -> list[pa.Array]:
     """The keys as Arrow string arrays, validated up front so a bad key adds nothing."""
     if isinstance(keys, pa.ChunkedArray):
-        chunks = keys.chunks
+        # One array: hashing costs per call, and a base file's keys arrive in many small chunks.
+        chunks = [keys.combine_chunks()] if keys.num_chunks > 1 else keys.chunks
     elif isinstance(keys, pa.Array):
         chunks = [keys]
     else:

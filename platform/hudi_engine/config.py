@@ -193,9 +193,12 @@ COPY_ON_WRITE_INSERT_SPLIT_SIZE = define("hoodie.copyonwrite.insert.split.size",
 COPY_ON_WRITE_AUTO_SPLIT_INSERTS = define("hoodie.copyonwrite.insert.auto.split", True,
                                           "Size new file groups from the average record size.")
 BULKINSERT_SHUFFLE_PARALLELISM = define("hoodie.bulkinsert.shuffle.parallelism", 0,
-                                        "Spark partitions for bulk_insert; 0 lets Spark decide.")
-UPSERT_SHUFFLE_PARALLELISM = define("hoodie.upsert.shuffle.parallelism", 0,
-                                    "Spark partitions for upserts; 0 lets Spark decide.")
+                                        "Spark partitions for bulk_insert; 0 keeps the input's.")
+_SHUFFLE_DOC = ("Spark partitions of the {}'s index lookup and routing; 0 derives them from the input "
+                "(its partitions, at least the cores), never from spark.sql.shuffle.partitions.")
+UPSERT_SHUFFLE_PARALLELISM = define("hoodie.upsert.shuffle.parallelism", 0, _SHUFFLE_DOC.format("upsert"))
+INSERT_SHUFFLE_PARALLELISM = define("hoodie.insert.shuffle.parallelism", 0, _SHUFFLE_DOC.format("insert"))
+DELETE_SHUFFLE_PARALLELISM = define("hoodie.delete.shuffle.parallelism", 0, _SHUFFLE_DOC.format("delete"))
 BULKINSERT_SORT_MODE = define("hoodie.bulkinsert.sort.mode", "NONE", "Sort before bulk insert.",
                               choices=("NONE", "GLOBAL_SORT", "PARTITION_SORT"))
 BLOOM_NUM_ENTRIES = define("hoodie.index.bloom.num_entries", 60000, "Expected keys per file.")

@@ -25,6 +25,20 @@ def storage_scope(spark: SparkSession, options: dict | None = None) -> Iterator[
         yield
 
 
+@contextmanager
+def shuffle_partitions(spark: SparkSession, partitions: int) -> Iterator[None]:
+    """The session's ``spark.sql.shuffle.partitions`` for one write's joins and aggregations, set
+    back after: the engine sizes its stages from the work, not from the session's default (200),
+    whose tasks cost more to schedule than a few file groups' lookup takes."""
+    key = "spark.sql.shuffle.partitions"
+    previous = spark.conf.get(key)
+    spark.conf.set(key, str(partitions))
+    try:
+        yield
+    finally:
+        spark.conf.set(key, previous)
+
+
 _GROUP_PROPERTIES = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
 
 

@@ -5,8 +5,10 @@ import os
 from pathlib import Path
 
 import pytest
+from pyspark.sql import functions as F
 
 from hudi_engine import read, write
+from hudi_engine.errors import HoodieValidationError
 from hudi_engine.table.meta_client import HoodieTable
 from hudi_engine.table.properties import read_properties_text
 from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA
@@ -186,3 +188,34 @@ def test_extra_metadata_is_kept_for_checkpoints(spark, table_path):
     meta = json.loads((Path(table_path) / f".hoodie/{instant}.commit").read_text())
     assert meta["extraMetadata"]["deltastreamer.checkpoint.key"] == "offsets:42"
     assert "schema" in meta["extraMetadata"]
+
+
+def _stage_tasks(spark, group: str) -> list[int]:
+    tracker = spark.sparkContext.statusTracker()
+    stages = [s for j in tracker.getJobIdsForGroup(group) for s in tracker.getJobInfo(j).stageIds]
+    return [info.numTasks for info in map(tracker.getStageInfo, stages) if info is not None]
+
+
+def test_an_upsert_sizes_its_stages_from_the_work_not_the_sessions_shuffle_partitions(spark, table_path):
+    """Hudi derives a write's shuffle parallelism from its input (hoodie.upsert.shuffle.parallelism=0);
+    a session's spark.sql.shuffle.partitions (200 in a stock session) must neither size the index
+    join nor stay changed after the write."""
+    key = "spark.sql.shuffle.partitions"
+    before = spark.conf.get(key)
+    spark.conf.set(key, "200")
+    try:
+        write(df(spark, [(f"k{i}", "x", r, 1) for i in range(50) for r in ("eu", "us")]), table_path, op("insert"))
+        changes = df(spark, [("k1", "new", "eu", 2), ("k2", "new", "us", 2), ("k99", "new", "eu", 2)]).coalesce(1)
+        instant = write(changes, table_path, op("upsert"))
+        assert spark.conf.get(key) == "200"
+        tasks = _stage_tasks(spark, f"hudi-commit-fruit-{instant}")
+        # Input of one partition on two cores: two-way shuffles, one merge task per file group (2).
+        assert tasks and max(tasks) <= 2, tasks
+        got = snapshot(spark, table_path)
+        assert len(got) == 101
+        assert sorted(r for r in got if r[1] == "new") == [("k1", "new", "eu"), ("k2", "new", "us"), ("k99", "new", "eu")]
+        with pytest.raises(HoodieValidationError, match="ordering field 'ts' is null"):
+            write(changes.withColumn("ts", F.lit(None).cast("long")), table_path, op("upsert"))
+        assert spark.conf.get(key) == "200", "a failed write must give the session its setting back"
+    finally:
+        spark.conf.set(key, before)

@@ -25,3 +25,12 @@ def test_average_record_size_uses_newest_big_enough_commit():
     assert average_record_size([(100, 10)], POLICY) == 10       # too small a commit: the estimate
     assert average_record_size([(100, 10), (6000, 200)], POLICY) == 30
     assert average_record_size([(7000, 100), (6000, 200)], POLICY) == 70
+
+
+def test_shuffle_parallelism_is_the_users_or_derived_from_the_input_never_below_the_cores():
+    from hudi_engine.write.planner import shuffle_parallelism
+
+    assert shuffle_parallelism(configured=7, input_partitions=300, cores=16) == 7
+    assert shuffle_parallelism(configured=0, input_partitions=300, cores=16) == 300
+    assert shuffle_parallelism(configured=0, input_partitions=1, cores=16) == 16
+    assert shuffle_parallelism(configured=0, input_partitions=0, cores=0) == 1

@@ -122,7 +122,8 @@ def tag(spark: SparkSession, storage: Storage, slices: list[FileSlice], prepared
     in the latest base files (of the input's partitions only, unless the index is global), null for
     a new key. Under a global index a key that moves partition becomes a delete from its old file
     group and an insert in the new partition (``hoodie.*.update.partition.path``), or stays where
-    it is stored."""
+    it is stored. The join hashes the incoming side (usually the smaller) and streams the stored
+    keys past it rather than sorting both."""
     is_global = index_type(cfg) in GLOBAL_INDEXES
     if not is_global:
         wanted = {r[0] for r in prepared.select(PARTITION_PATH).distinct().collect()}
@@ -130,6 +131,7 @@ def tag(spark: SparkSession, storage: Storage, slices: list[FileSlice], prepared
     existing = stored_locations(spark, storage, slices, prepared, cfg, target)
     if existing is None:
         return prepared.withColumn(target, F.lit(None).cast("string"))
+    prepared = prepared.hint("shuffle_hash")
     if not is_global:
         cond = (prepared[RECORD_KEY] == existing["_k"]) & (prepared[PARTITION_PATH] == existing["_p"])
         return prepared.join(existing, cond, "left").drop("_k", "_p")

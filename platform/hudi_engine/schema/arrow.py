@@ -1,8 +1,8 @@
 """Arrow tables shaped for the files Hudi writes: base files and log blocks share these rules."""
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 
 def conform(batch: pa.Table | pa.RecordBatch, schema: pa.Schema) -> pa.Table:
@@ -19,7 +19,13 @@ def conform(batch: pa.Table | pa.RecordBatch, schema: pa.Schema) -> pa.Table:
 
 
 def repeat_string(value: str, n: int) -> pa.Array:
-    return pc.fill_null(pa.nulls(n, pa.string()), value)
+    """``value`` n times, built straight from buffers (the meta columns repeat one string per file)."""
+    data = value.encode()
+    offsets = np.arange(n + 1, dtype=np.int64) * len(data)
+    kind = pa.StringArray if offsets[-1] < 2**31 else pa.LargeStringArray
+    if kind is pa.StringArray:
+        offsets = offsets.astype(np.int32)
+    return kind.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data * n))
 
 
 def parquet_codec(name: str) -> str:

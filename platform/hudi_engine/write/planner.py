@@ -129,3 +129,12 @@ def plan_inserts(inserts_per_partition: dict[str, int], small_files: dict[str, l
             buckets.append(InsertBucket(partition, file_id, lo, hi, records))
             lo = hi
     return buckets
+
+
+def shuffle_parallelism(configured: int, input_partitions: int, cores: int) -> int:
+    """Spark partitions of a write's lookup and routing shuffles, as Hudi deduces them: the
+    ``hoodie.*.shuffle.parallelism`` the user set, else the input's partitions, but never fewer
+    than the cores (a one-partition input would otherwise run its join on one core). A session's
+    ``spark.sql.shuffle.partitions`` (200 by default) plays no part: 200 tasks over a handful of
+    file groups cost more in scheduling than the join itself."""
+    return configured if configured > 0 else max(1, input_partitions, cores)

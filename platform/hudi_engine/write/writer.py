@@ -32,6 +32,7 @@ from ..merge.record_merger import OP_COLUMN, MergeSpec, merge_mode
 from ..metadata_table.reader import table_view
 from ..schema.avro import add_meta_fields, arrow_schema_compatible, arrow_to_avro, avro_to_arrow, to_json
 from ..schema.meta_fields import META_FIELDS, PARTITION_PATH, RECORD_KEY
+from ..spark_jobs import shuffle_partitions
 from ..table.meta_client import HoodieTable
 from ..table.pending import pending_clustering_groups, pending_compaction_groups
 from ..timeline.avro_models import encode_instant_avro
@@ -41,7 +42,7 @@ from ..transaction.metadata.writer import ensure_metadata
 from ..transaction.transaction import Transaction
 from . import operations
 from .log_append import AppendFileGroup, append_target
-from .planner import SizingPolicy, Target, sizing_policy, timeline_record_size
+from .planner import SizingPolicy, Target, shuffle_parallelism, sizing_policy, timeline_record_size
 from .tasks import TARGET, Prepare, WriteFileGroup
 
 log = logging.getLogger(__name__)
@@ -137,7 +138,8 @@ class WriteJob:
             with self.txn:
                 self.ctx = WriteContext(self.table.storage, self.instant.timestamp, data_schema,
                                         to_json(add_meta_fields(avro)), self.cfg.raw())
-                with self.txn.spark_jobs(f"hudi {self.operation} {self.instant.timestamp}"):
+                with (self.txn.spark_jobs(f"hudi {self.operation} {self.instant.timestamp}"),
+                      shuffle_partitions(self.spark, self.parallelism())):
                     stats, replaced = self._execute()
                 self._finalize(stats)
                 meta = commit_metadata(stats, self.operation, self.schema_json, self.extra, replaced)
@@ -240,8 +242,11 @@ class WriteJob:
                          merge_mode(self.cfg) == "EVENT_TIME_ORDERING")
         fn = WriteFileGroup(self.ctx, targets, spec,
                             AppendFileGroup(self.ctx, appends, spec) if appends else None)
+        # One task per file group, as Hudi's partitioner gives each bucket its own: merging is the
+        # costly part and its shuffle is small, so Spark's size-based coalescing would leave cores idle.
+        by_group = assigned.repartition(len(targets) + len(appends or {}), TARGET)
         # PySpark counts a callable object's `self` as an argument: hand it a plain (key, data) function.
-        return self.collect(assigned.groupBy(TARGET).applyInArrow(lambda key, data: fn(key, data),
+        return self.collect(by_group.groupBy(TARGET).applyInArrow(lambda key, data: fn(key, data),
                                                                   STAT_SCHEMA))
 
     def dedup(self, prepared: DataFrame) -> DataFrame:
@@ -256,6 +261,13 @@ class WriteJob:
         prop = {"upsert": C.COMBINE_BEFORE_UPSERT, "delete": C.COMBINE_BEFORE_DELETE}.get(
             self.operation, C.COMBINE_BEFORE_INSERT)
         return self.cfg.get(prop)
+
+    def parallelism(self) -> int:
+        """Partitions of this write's index join and routing shuffles (``shuffle_parallelism``)."""
+        prop = {"insert": C.INSERT_SHUFFLE_PARALLELISM, "delete": C.DELETE_SHUFFLE_PARALLELISM}.get(
+            self.operation, C.UPSERT_SHUFFLE_PARALLELISM)
+        return shuffle_parallelism(self.cfg.get(prop), self.df.rdd.getNumPartitions(),
+                                   self.spark.sparkContext.defaultParallelism)
 
     def count_by(self, df: DataFrame, columns: list[str]) -> list[tuple]:
         return [tuple(r) for r in df.groupBy(*columns).count().collect()]

@@ -200,8 +200,8 @@ def test_an_upsert_sizes_its_stages_from_the_work_not_the_sessions_shuffle_parti
     """Hudi derives a write's shuffle parallelism from its input (hoodie.upsert.shuffle.parallelism=0);
     a session's spark.sql.shuffle.partitions (200 in a stock session) must neither size the index
     join nor stay changed after the write."""
-    key = "spark.sql.shuffle.partitions"
-    before = spark.conf.get(key)
+    key, batch = "spark.sql.shuffle.partitions", "spark.sql.execution.arrow.maxRecordsPerBatch"
+    before, batch_before = spark.conf.get(key), spark.conf.get(batch, None)
     spark.conf.set(key, "200")
     try:
         write(df(spark, [(f"k{i}", "x", r, 1) for i in range(50) for r in ("eu", "us")]), table_path, op("insert"))
@@ -217,5 +217,30 @@ def test_an_upsert_sizes_its_stages_from_the_work_not_the_sessions_shuffle_parti
         with pytest.raises(HoodieValidationError, match="ordering field 'ts' is null"):
             write(changes.withColumn("ts", F.lit(None).cast("long")), table_path, op("upsert"))
         assert spark.conf.get(key) == "200", "a failed write must give the session its setting back"
+        assert spark.conf.get(batch, None) == batch_before
     finally:
         spark.conf.set(key, before)
+
+
+def test_an_upsert_that_sets_a_nullable_column_from_a_literal_keeps_the_schema(spark, table_path):
+    """Spark marks F.lit(...) non-nullable; Hudi reconciles that with the table's nullable column."""
+    write(df(spark, [("a", "x", "eu", 1), ("b", None, "eu", 1)]), table_path, op("insert"))
+    changes = df(spark, [("a", "x", "eu", 2)]).withColumn("fruit", F.lit("kiwi"))
+    assert not changes.schema["fruit"].nullable
+    write(changes, table_path, op("upsert"))
+    assert snapshot(spark, table_path) == [("a", "kiwi", "eu"), ("b", None, "eu")]
+    schema = json.loads(HoodieTable.load(table_path).timeline.latest_schema())
+    fruit = next(f for f in schema["fields"] if f["name"] == "fruit")
+    assert fruit["type"] == ["null", "string"], "the table's column stays nullable"
+
+
+def test_a_null_struct_whose_fields_spark_declares_required_is_written(spark, table_path):
+    """F.struct of non-null expressions gives fields Spark marks non-nullable; a null struct of
+    that type must write (Parquet refuses the nulls Spark leaves in its fields) and read back."""
+    rows = df(spark, [("a", "x", "eu", 1), ("b", "y", "eu", 1)]).withColumn(
+        "device", F.when(F.col("name") == "a", F.struct(F.lit("linux").alias("os"), F.lit(1).alias("n"))))
+    assert not rows.schema["device"].dataType["os"].nullable
+    write(rows, table_path, op("bulk_insert"))
+    got = sorted((r["name"], r["device"] and r["device"].asDict()) for r in read(spark, table_path).collect())
+    assert got == [("a", {"os": "linux", "n": 1}), ("b", None)]
+    assert sorted(hudi_rs_read(table_path).column("device").to_pylist(), key=str) == [None, {"os": "linux", "n": 1}]

@@ -473,3 +473,19 @@ def test_nullable_cannot_become_required():
 def test_first_offending_column_is_reported():
     new = _s(*[f.with_type(pa.string()) if f.name in ("n", "f") else f for f in OLD])
     assert "'n'" in arrow_schema_compatible(OLD, new)
+
+
+def test_a_batch_without_nulls_in_nullable_columns_is_no_schema_change():
+    """Hudi's writer reconciles nullability: Spark marks literals non-nullable, and a batch that
+    sets a nullable column with one keeps the table's schema."""
+    from hudi_engine.schema.avro import reconcile_nullability
+
+    strict = _s(*[f.with_nullable(False) if f.name in ("name", "xs") else f for f in OLD])
+    strict = _s(*[f.with_type(pa.list_(pa.field("element", pa.int32(), False))) if f.name == "xs" else f
+                  for f in strict], pa.field("extra", pa.int32(), nullable=False))
+    assert arrow_schema_compatible(OLD, strict) is not None
+    reconciled = reconcile_nullability(strict, OLD)
+    assert "'extra' is new and not nullable" in arrow_schema_compatible(OLD, reconciled)
+    assert arrow_schema_compatible(OLD, reconcile_nullability(pa.schema(list(strict)[:-1]), OLD)) is None
+    assert reconciled.field("name").nullable and reconciled.field("xs").type.value_field.nullable
+    assert not reconciled.field("extra").nullable, "a new column keeps its own nullability"

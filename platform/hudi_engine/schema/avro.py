@@ -34,6 +34,7 @@ __all__ = [
     "STYLES",
     "add_meta_fields",
     "arrow_schema_compatible",
+    "reconcile_nullability",
     "arrow_to_avro",
     "avro_to_arrow",
     "record_name_and_namespace",
@@ -632,6 +633,30 @@ def _check_fields(old_fields: list[pa.Field], new_fields: list[pa.Field], prefix
         if msg:
             return msg
     return None  # columns only in ``old`` are fine: they read as null from now on
+
+
+def reconcile_nullability(incoming: pa.Schema, table: pa.Schema) -> pa.Schema:
+    """``incoming`` with every column (and nested field) nullable where the table's is, as Hudi's
+    writer reconciles a batch's schema: a batch without nulls in a nullable column is no change
+    of schema (Spark marks literals and many expressions non-nullable)."""
+    by_name = {f.name: f for f in table}
+    return pa.schema([_reconcile_field(f, by_name.get(f.name)) for f in incoming], metadata=incoming.metadata)
+
+
+def _reconcile_field(new: pa.Field, old: pa.Field | None) -> pa.Field:
+    if old is None:
+        return new
+    t, o = new.type, old.type
+    if pa.types.is_struct(t) and pa.types.is_struct(o):
+        fields = {f.name: f for f in o}
+        t = pa.struct([_reconcile_field(f, fields.get(f.name)) for f in t])
+    elif pa.types.is_list(t) and pa.types.is_list(o):
+        t = pa.list_(_reconcile_field(t.value_field, o.value_field))
+    elif pa.types.is_large_list(t) and pa.types.is_large_list(o):
+        t = pa.large_list(_reconcile_field(t.value_field, o.value_field))
+    elif pa.types.is_map(t) and pa.types.is_map(o):
+        t = pa.map_(t.key_field, _reconcile_field(t.item_field, o.item_field))
+    return new.with_type(t).with_nullable(new.nullable or old.nullable)
 
 
 def arrow_schema_compatible(old: pa.Schema, new: pa.Schema) -> str | None:

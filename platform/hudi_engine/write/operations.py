@@ -39,7 +39,8 @@ def bulk_insert(job: "WriteJob", prepare: Prepare) -> list[dict]:
     if not job.combine() and mode == "NONE":
         # Keys are made in the writing task itself: one pass of the rows through Python.
         source = job.df.repartition(parallelism) if parallelism > 0 else job.df
-        return job.collect(source.mapInArrow(BulkInsert(job.ctx, prepare), STAT_SCHEMA))
+        with job.step("write new file groups"):
+            return job.collect(source.mapInArrow(BulkInsert(job.ctx, prepare), STAT_SCHEMA))
     prepared = job.prepared(prepare)
     if job.combine():
         prepared = job.dedup(prepared)
@@ -49,7 +50,8 @@ def bulk_insert(job: "WriteJob", prepare: Prepare) -> list[dict]:
         prepared = prepared.sortWithinPartitions(PARTITION_PATH, RECORD_KEY)
     elif parallelism > 0:
         prepared = prepared.repartition(parallelism)
-    return job.collect(prepared.mapInArrow(BulkInsert(job.ctx), STAT_SCHEMA))
+    with job.step("write new file groups"):
+        return job.collect(prepared.mapInArrow(BulkInsert(job.ctx), STAT_SCHEMA))
 
 
 def insert_overwrite(job: "WriteJob", prepared: DataFrame) -> tuple[list[dict], Replaced]:
@@ -103,7 +105,8 @@ def upsert(job: "WriteJob", prepared: DataFrame) -> list[dict]:
     lookup = job.operation in ("upsert", "delete") or job.cfg.get(C.INSERT_DROP_DUPS)
     if lookup and job.latest:
         prepared = prepared.persist()
-        tagged = tag(job.spark, job.table.storage, job.latest, prepared, job.cfg, TARGET)
+        with job.step("keys and partitions of the input"):
+            tagged = tag(job.spark, job.table.storage, job.latest, prepared, job.cfg, TARGET)
     else:
         tagged = prepared.withColumn(TARGET, F.lit(None).cast("string"))
     if job.operation == "insert" and job.cfg.get(C.INSERT_DROP_DUPS):
@@ -112,7 +115,8 @@ def upsert(job: "WriteJob", prepared: DataFrame) -> list[dict]:
         tagged = tagged.filter(F.col(TARGET).isNotNull())
     tagged = tagged.persist()
     try:
-        counts = job.count_by(tagged, [PARTITION_PATH, TARGET])
+        with job.step("index lookup"):
+            counts = job.count_by(tagged, [PARTITION_PATH, TARGET])
         prepared.unpersist()  # tagged holds what the next stages need
         inserts: dict[str, int] = defaultdict(int)
         updates: dict[tuple[str, str], int] = {}

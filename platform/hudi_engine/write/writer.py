@@ -30,9 +30,10 @@ from ..index.tagging import BUCKET, check_engine, index_type, is_consistent_hash
 from ..keygen import key_generator_from_config
 from ..merge.record_merger import OP_COLUMN, MergeSpec, merge_mode
 from ..metadata_table.reader import table_view
-from ..schema.avro import add_meta_fields, arrow_schema_compatible, arrow_to_avro, avro_to_arrow, to_json
+from ..schema.avro import (add_meta_fields, arrow_schema_compatible, arrow_to_avro, avro_to_arrow,
+                           reconcile_nullability, to_json)
 from ..schema.meta_fields import META_FIELDS, PARTITION_PATH, RECORD_KEY
-from ..spark_jobs import shuffle_partitions
+from ..spark_jobs import step, write_settings
 from ..table.meta_client import HoodieTable
 from ..table.pending import pending_clustering_groups, pending_compaction_groups
 from ..timeline.avro_models import encode_instant_avro
@@ -139,7 +140,7 @@ class WriteJob:
                 self.ctx = WriteContext(self.table.storage, self.instant.timestamp, data_schema,
                                         to_json(add_meta_fields(avro)), self.cfg.raw())
                 with (self.txn.spark_jobs(f"hudi {self.operation} {self.instant.timestamp}"),
-                      shuffle_partitions(self.spark, self.parallelism())):
+                      write_settings(self.spark, self.parallelism())):
                     stats, replaced = self._execute()
                 self._finalize(stats)
                 meta = commit_metadata(stats, self.operation, self.schema_json, self.extra, replaced)
@@ -191,6 +192,7 @@ class WriteJob:
         if latest is None or self.operation in ("delete", "delete_partition"):
             return incoming if latest is None else avro_to_arrow(latest)
         current = pa.schema([f for f in avro_to_arrow(latest) if f.name not in META_FIELDS])
+        incoming = reconcile_nullability(incoming, current)
         problem = arrow_schema_compatible(current, incoming)
         if problem:
             raise HoodieValidationError(
@@ -245,9 +247,10 @@ class WriteJob:
         # One task per file group, as Hudi's partitioner gives each bucket its own: merging is the
         # costly part and its shuffle is small, so Spark's size-based coalescing would leave cores idle.
         by_group = assigned.repartition(len(targets) + len(appends or {}), TARGET)
-        # PySpark counts a callable object's `self` as an argument: hand it a plain (key, data) function.
-        return self.collect(by_group.groupBy(TARGET).applyInArrow(lambda key, data: fn(key, data),
-                                                                  STAT_SCHEMA))
+        with self.step("merge and write file groups"):
+            # PySpark counts a callable object's `self` as an argument: hand it a plain (key, data) function.
+            return self.collect(by_group.groupBy(TARGET).applyInArrow(lambda key, data: fn(key, data),
+                                                                      STAT_SCHEMA))
 
     def dedup(self, prepared: DataFrame) -> DataFrame:
         """Input de-duplication for paths that do not merge per file group (bulk insert)."""
@@ -268,6 +271,10 @@ class WriteJob:
             self.operation, C.UPSERT_SHUFFLE_PARALLELISM)
         return shuffle_parallelism(self.cfg.get(prop), self.df.rdd.getNumPartitions(),
                                    self.spark.sparkContext.defaultParallelism)
+
+    def step(self, what: str):
+        """Label this write's Spark jobs while ``what`` runs (``spark_jobs.step``)."""
+        return step(self.spark, what)
 
     def count_by(self, df: DataFrame, columns: list[str]) -> list[tuple]:
         return [tuple(r) for r in df.groupBy(*columns).count().collect()]

@@ -6,7 +6,7 @@ JAVA_PKG    := openjdk-17-jre-headless
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 
-.PHONY: env java services demo lint test test-slow bench bench-mor bench-cdc bench-streamer bench-clean bench-cluster bench-index bench-lookup bench-s3 clean
+.PHONY: env java services demo lint test test-slow bench bench-mor bench-cdc bench-streamer bench-clean bench-cluster bench-index bench-lookup bench-s3 bench-shapes bench-profile clean
 
 env: java $(VENV)/.installed
 
@@ -67,6 +67,12 @@ bench-index: env
 
 bench-lookup: env
 	$(BIN)/python -m benchmarks.lookup
+
+bench-shapes: env
+	$(BIN)/python -m benchmarks.shapes
+
+bench-profile: env
+	$(BIN)/python -m benchmarks.profile_write
 
 # Needs the Ceph packages `make services` installs (the benchmark starts its own radosgw).
 bench-s3: env services

@@ -181,7 +181,7 @@ PARQUET_COMPRESSION = define(
     "hoodie.parquet.compression.codec", "zstd",
     "Parquet codec of base files and parquet log blocks. zstd is Hudi's default on Spark 3.5 and newer "
     "(apache/hudi#19685); gzip, Hudi's older default, costs about 8x the write time for 1.6x the size.",
-    choices=("zstd", "snappy", "gzip", "lz4", "brotli", "uncompressed", "none"))
+    choices=("zstd", "snappy", "gzip", "lz4", "brotli", "uncompressed"))
 PARQUET_BLOCK_SIZE = define("hoodie.parquet.block.size", 125829120, "Parquet row group size.")
 PARQUET_PAGE_SIZE = define("hoodie.parquet.page.size", 1048576, "Parquet page size.")
 HFILE_COMPRESSION = define("hoodie.hfile.compression.algorithm", "GZ",

@@ -85,6 +85,17 @@ def _ddl(schema: pa.Schema) -> str:
     return ", ".join(f"{f.name} string" for f in schema)
 
 
+# Incoming records up to which their keys are broadcast to the stored-key scan (about 50 bytes a
+# key in Spark's hash relation: 50 MB at most, on the driver and each executor).
+BROADCAST_KEYS = 1_000_000
+
+
+def _broadcast_keys(spark: SparkSession, incoming: int) -> bool:
+    """Whether to broadcast the input's keys: few enough, and the session allows broadcast joins
+    (``spark.sql.autoBroadcastJoinThreshold=-1`` turns them off, here as for Spark's planner)."""
+    return 0 < incoming <= BROADCAST_KEYS and spark.conf.get("spark.sql.autoBroadcastJoinThreshold") != "-1"
+
+
 @dataclass(frozen=True)
 class AddBucket:
     """Executor side: each prepared record's bucket (``BUCKET_COLUMN``)."""
@@ -125,12 +136,19 @@ def tag(spark: SparkSession, storage: Storage, slices: list[FileSlice], prepared
     it is stored. The join hashes the incoming side (usually the smaller) and streams the stored
     keys past it rather than sorting both."""
     is_global = index_type(cfg) in GLOBAL_INDEXES
+    per_partition = {r[0]: r[1] for r in prepared.groupBy(PARTITION_PATH).count().collect()}
     if not is_global:
-        wanted = {r[0] for r in prepared.select(PARTITION_PATH).distinct().collect()}
-        slices = [s for s in slices if s.partition in wanted]
+        slices = [s for s in slices if s.partition in per_partition]
     existing = stored_locations(spark, storage, slices, prepared, cfg, target)
     if existing is None:
         return prepared.withColumn(target, F.lit(None).cast("string"))
+    if index_type(cfg) in (SIMPLE, GLOBAL_SIMPLE) and _broadcast_keys(spark, sum(per_partition.values())):
+        # The simple indexes scan every stored key. With few incoming keys each scanning task keeps
+        # those among them, so only matches (at most the input's size) reach the join's shuffle.
+        keys = prepared.select(F.col(RECORD_KEY).alias("_bk"), F.col(PARTITION_PATH).alias("_bp"))
+        on = existing["_k"] == keys["_bk"]
+        existing = existing.join(F.broadcast(keys), on if is_global else on & (existing["_p"] == keys["_bp"]),
+                                 "left_semi")
     prepared = prepared.hint("shuffle_hash")
     if not is_global:
         cond = (prepared[RECORD_KEY] == existing["_k"]) & (prepared[PARTITION_PATH] == existing["_p"])

@@ -84,7 +84,9 @@ def merge(stored: pa.Table | None, incoming: pa.Table, spec: MergeSpec) -> Merge
 
     incoming_wins = np.ones(incoming.num_rows, dtype=bool)
     if spec.event_time and spec.ordering_field and matched.any():
-        incoming_wins = _incoming_not_older(stored, incoming, spec.ordering_field, matched)
+        # Only the stored rows an incoming key touches can win against it.
+        candidates = stored.select([RECORD_KEY, spec.ordering_field]).filter(pa.array(touched))
+        incoming_wins = _incoming_not_older(candidates, incoming, spec.ordering_field, matched)
     # Deletes always win: a delete carries no newer version to compare against.
     incoming_wins |= deletes
 

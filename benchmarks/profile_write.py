@@ -1,0 +1,249 @@
+"""Where a copy-on-write write's time goes: the profile behind issue 20's changes.
+
+    .venv/bin/python -m benchmarks.profile_write                # 5M rows through Spark (``make bench-profile``)
+    .venv/bin/python -m benchmarks.profile_write --rows 1000000
+    .venv/bin/python -m benchmarks.profile_write --quick        # 200k rows, RESULTS.md untouched
+
+Two views of the issue's shape (``id`` long, ``key`` unique string, ``value`` double, ``ts`` long,
+``part`` string of 10 values; see ``benchmarks.shapes``):
+
+1. **Inside a task** (no Spark): the engine's executor functions on 500k rows under cProfile, a
+   ``bulk_insert`` task (``BulkInsert``) and the merge of one file group (``WriteFileGroup``, 10%
+   of its keys changed), with their time bucketed by what it is: key generation, splitting rows by
+   partition, meta columns, bloom filter, parquet encoding, parquet decoding, merging, footer.
+2. **Across Spark**, in a stock ``local[2]`` SparkSession (its UI and status API on, as by default):
+   Spark's partitioned parquet write of the rows (the baseline), their one-way trip into Python
+   (``mapInArrow`` into a counter: the floor of any Python writer), then ``bulk_insert`` and a 10%
+   ``upsert``, each split by the engine's step labels (``spark_jobs.step``) from the status API's
+   job times; what no Spark job covers is the driver's (planning, commit, metadata table).
+
+The report goes to stdout and to the ``profile`` section of ``benchmarks/RESULTS.md``.
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import datetime as dt
+import json
+import os
+import pstats
+import shutil
+import sys
+import tempfile
+import time
+import urllib.request
+from collections import defaultdict
+
+import numpy as np
+import pyarrow as pa
+
+from benchmarks.run import _log, machine, publish
+
+TASK_ROWS = 500_000
+DEFAULT_ROWS = 5_000_000
+QUICK_ROWS = 200_000
+UI_PORT = 4077
+OPTIONS = {"hoodie.table.name": "profile", "hoodie.datasource.write.recordkey.field": "key",
+           "hoodie.datasource.write.partitionpath.field": "part",
+           "hoodie.datasource.write.precombine.field": "ts"}
+# Entry points of the stages (file fragment, function) -> stage; their cumulative times do not nest.
+STAGES = [
+    (("write/tasks.py", "_split_by_partition"), "split rows by partition"),
+    (("bloom.py", "add_keys"), "bloom filter"),
+    (("parquet/core.py", "write_table"), "parquet encoding"),
+    (("parquet/core.py", "read"), "parquet decoding"),
+    (("record_merger.py", "merge"), "merge old and new records"),
+    (("base_file.py", "close"), "footer and close"),
+    (("base_file.py", "__init__"), "open file, marker, partition metadata"),
+]
+
+
+
+def issue_table(n: int, seed: int = 7) -> pa.Table:
+    ids = np.arange(n)
+    return pa.table({"id": ids, "key": pa.array(np.char.add("key-", ids.astype(str))),
+                     "value": np.random.default_rng(seed).random(n) * 1000, "ts": ids,
+                     "part": pa.array(np.char.add("p", (ids % 10).astype(str)))})
+
+
+def _by_stage(profile: cProfile.Profile, wall: float) -> dict[str, float]:
+    """Cumulative seconds of each stage's entry point; the rest (meta columns, Arrow concatenation,
+    stats) is "other"."""
+    from hudi_engine.write.tasks import Prepare
+
+    keygen = (Prepare.__call__.__code__.co_filename, Prepare.__call__.__code__.co_firstlineno)
+    stats = pstats.Stats(profile).stats  # type: ignore[attr-defined]
+    out: dict[str, float] = defaultdict(float)
+    for (filename, line, function), (_, _, _, cumulative, _) in stats.items():
+        if (filename, line) == keygen:
+            out["key generation, validation"] += cumulative
+            continue
+        for (fragment, name), stage in STAGES:
+            if stage and fragment in filename and function == name:
+                out[stage] += cumulative
+    out["other: meta columns, Arrow concatenation, stats"] = max(0.0, wall - sum(out.values()))
+    return dict(out)
+
+
+def task_profile() -> list[tuple[str, dict[str, float], float]]:
+    """(what, seconds per stage, wall seconds) of one bulk_insert task and one file group's merge."""
+    from hudi_engine.config import HoodieConfig
+    from hudi_engine.file_group.base_file import WriteContext
+    from hudi_engine.keygen import key_generator_from_config
+    from hudi_engine.merge.record_merger import MergeSpec
+    from hudi_engine.schema.avro import add_meta_fields, arrow_to_avro, to_json
+    from hudi_engine.storage import Storage
+    from hudi_engine.write.planner import Target
+    from hudi_engine.write.tasks import BulkInsert, Prepare, WriteFileGroup
+
+    rows = issue_table(TASK_ROWS)
+    cfg = HoodieConfig(OPTIONS)
+    prepare = Prepare(key_generator_from_config(cfg), "ts", False)
+    schema = to_json(add_meta_fields(arrow_to_avro(rows.schema, "profile")))
+    workdir = tempfile.mkdtemp(prefix="profile-task-")
+    results = []
+    try:
+        storage = Storage(workdir)
+        first = WriteContext(storage, "20260101000000000", rows.schema, schema, cfg.raw())
+        bulk = BulkInsert(first, prepare)
+        batches = rows.to_batches(max_chunksize=10_000)      # a stock session's Arrow batch size
+        stats = _profiled("bulk_insert task, 500k rows into 10 partitions", results,
+                          lambda: [json.loads(s) for b in bulk(iter(batches)) for s in b.column(0).to_pylist()])
+        stat = max(stats, key=lambda s: s["numWrites"])
+        group = rows.filter(pa.compute.equal(rows["part"], stat["partitionPath"]))
+        changed = group.take(np.random.default_rng(1).choice(group.num_rows, group.num_rows // 10, replace=False))
+        incoming = pa.Table.from_batches(list(prepare(iter(changed.to_batches()))))
+        second = WriteContext(storage, "20260101000000001", rows.schema, schema, cfg.raw())
+        target = Target(stat["partitionPath"], stat["fileId"], stat["path"], "20260101000000000")
+        merge = WriteFileGroup(second, {stat["fileId"]: target}, MergeSpec("ts", False, False))
+        _profiled(f"merge of one file group, {group.num_rows:,} rows, 10% changed", results,
+                  lambda: merge((pa.scalar(stat["fileId"]),), incoming))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return results
+
+
+def _profiled(what: str, results: list, action):
+    profile = cProfile.Profile()
+    started = time.perf_counter()
+    profile.enable()
+    out = action()
+    profile.disable()
+    wall = time.perf_counter() - started
+    results.append((what, _by_stage(profile, wall), wall))
+    return out
+
+
+def spark_profile(n: int) -> dict:
+    """Seconds of the baseline, the one-way trip into Python, and each write's steps."""
+    from pyspark.sql import SparkSession
+
+    from benchmarks.shapes import issue_frame
+    from hudi_engine.api import read, write
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    spark = (SparkSession.builder.master("local[2]").config("spark.driver.memory", "6g")
+             .config("spark.ui.port", str(UI_PORT)).getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    workdir = tempfile.mkdtemp(prefix="profile-spark-")
+    out: dict = {"rows": n}
+    try:
+        df = issue_frame(spark, n, 2).cache()
+        df.count()
+        updates = df.sample(fraction=0.1, seed=20).withColumn("ts", df.ts + 1).cache()
+        out["updates"] = updates.count()
+        warm = df.limit(100_000)
+        write(warm, f"{workdir}/warm", {**OPTIONS, "hoodie.datasource.write.operation": "bulk_insert"})
+        warm.write.partitionBy("part").parquet(f"{workdir}/warm-parquet")
+        out["spark parquet"] = _seconds(lambda: df.write.partitionBy("part").parquet(f"{workdir}/parquet"))
+        out["one-way trip into Python"] = _seconds(lambda: df.mapInArrow(_count, "n long").collect())
+        path = f"{workdir}/hudi"
+        for operation, frame in (("bulk_insert", df), ("upsert", updates)):
+            started = time.perf_counter()
+            instant = write(frame, path, {**OPTIONS, "hoodie.datasource.write.operation": operation})
+            wall = time.perf_counter() - started
+            out[operation] = {"wall": wall, "steps": _steps(spark, f"hudi {operation} {instant}")}
+            _log(f"{operation}: {wall:.1f} s")
+        if read(spark, path).count() != n:
+            raise AssertionError("the table lost rows")
+    finally:
+        spark.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+    return out
+
+
+def _count(batches):
+    total = sum(b.num_rows for b in batches)
+    yield pa.RecordBatch.from_pydict({"n": [total]})
+
+
+def _seconds(action) -> float:
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
+
+
+def _steps(spark, prefix: str) -> dict[str, float]:
+    """Job seconds per step label of one write, from the status API (labels are "<prefix>: <step>")."""
+    url = f"http://127.0.0.1:{UI_PORT}/api/v1/applications/{spark.sparkContext.applicationId}/jobs"
+    with urllib.request.urlopen(url) as reply:
+        jobs = json.load(reply)
+    steps: dict[str, float] = defaultdict(float)
+    for job in jobs:
+        label = job.get("description") or ""
+        if label.startswith(prefix) and job.get("completionTime"):
+            step = label[len(prefix):].lstrip(": ") or "other Spark jobs"
+            steps[step] += (_time(job["completionTime"]) - _time(job["submissionTime"])).total_seconds()
+    return dict(steps)
+
+
+def _time(text: str) -> dt.datetime:
+    return dt.datetime.strptime(text.replace("GMT", ""), "%Y-%m-%dT%H:%M:%S.%f")
+
+
+def report(tasks, spark_run: dict) -> list[str]:
+    lines = ["Issue 20's profile: where a copy-on-write write's time goes, inside a task and across "
+             "Spark, before the next optimisation is chosen.", "", "## Inside a task (no Spark, one core)", ""]
+    for what, stages, wall in tasks:
+        lines += [f"**{what}: {wall:.2f} s**", "", "| stage | seconds | share |", "|---|---:|---:|"]
+        for stage, seconds in sorted(stages.items(), key=lambda kv: -kv[1]):
+            lines.append(f"| {stage} | {seconds:.3f} | {seconds / wall:.0%} |")
+        lines.append("")
+    n, base = spark_run["rows"], spark_run["spark parquet"]
+    lines += [f"## Across Spark: stock `local[2]` session, {n:,} rows, upsert of {spark_run['updates']:,}", "",
+              "| what | seconds | vs Spark's write |", "|---|---:|---:|",
+              f"| Spark `partitionBy(\"part\").parquet` (baseline) | {base:.2f} | 1.00x |",
+              f"| the rows' one-way trip into Python (`mapInArrow`) | {spark_run['one-way trip into Python']:.2f} "
+              f"| {spark_run['one-way trip into Python'] / base:.2f}x |"]
+    for operation in ("bulk_insert", "upsert"):
+        run = spark_run[operation]
+        lines.append(f"| **{operation}** | **{run['wall']:.2f}** | **{run['wall'] / base:.2f}x** |")
+        for step, seconds in sorted(run["steps"].items(), key=lambda kv: -kv[1]):
+            lines.append(f"| &nbsp;&nbsp;{step} | {seconds:.2f} | |")
+        driver = run["wall"] - sum(run["steps"].values())
+        lines.append(f"| &nbsp;&nbsp;driver: plan, commit, metadata table | {driver:.2f} | |")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.profile_write", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, default=DEFAULT_ROWS, help="rows through Spark (default 5,000,000)")
+    parser.add_argument("--quick", action="store_true", help="200k rows; RESULTS.md is left as it is")
+    args = parser.parse_args(argv)
+    started = dt.datetime.now(dt.timezone.utc)
+    _log(f"profiling on {machine()['cpu']}")
+    tasks = task_profile()
+    spark_run = spark_profile(QUICK_ROWS if args.quick else args.rows)
+    lines = report(tasks, spark_run)
+    command = "python -m benchmarks.profile_write" + (" " + " ".join(argv or sys.argv[1:])).rstrip()
+    if args.quick:
+        print("\n".join(lines))
+    else:
+        publish("profile", "Where a write's time goes (`make bench-profile`)", lines, command, started)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -161,7 +161,8 @@ class BaseFileWriter:
 
 
 def dictionary_columns(rows: pa.Table | None, schema: pa.Schema) -> list[str]:
-    """Columns to dictionary-encode, judged on a file's first rows: those whose values repeat.
+    """Columns to dictionary-encode, judged on a file's first rows (conformed to ``schema``):
+    those whose values repeat.
     Parquet writers try a dictionary for every column and fall back when it grows past a page;
     for a column of unique values (keys, sequence numbers, measurements) that attempt costs a
     quarter of the encoding time and leaves a dictionary page in the file for nothing."""
@@ -171,7 +172,7 @@ def dictionary_columns(rows: pa.Table | None, schema: pa.Schema) -> list[str]:
         return names
     sample = rows.slice(0, DICTIONARY_SAMPLE_ROWS)
     return [name for name in names
-            if pa.types.is_nested(schema.field(name).type) or name not in sample.column_names
+            if pa.types.is_nested(schema.field(name).type)
             or pc.count_distinct(sample[name], mode="all").as_py() <= DICTIONARY_SAMPLE_ROWS // 2]
 
 

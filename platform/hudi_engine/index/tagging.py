@@ -136,13 +136,17 @@ def tag(spark: SparkSession, storage: Storage, slices: list[FileSlice], prepared
     it is stored. The join hashes the incoming side (usually the smaller) and streams the stored
     keys past it rather than sorting both."""
     is_global = index_type(cfg) in GLOBAL_INDEXES
-    per_partition = {r[0]: r[1] for r in prepared.groupBy(PARTITION_PATH).count().collect()}
+    scans_keys = index_type(cfg) in (SIMPLE, GLOBAL_SIMPLE)
+    # Records per partition: the partitions to look in, and whether the keys are few enough to
+    # broadcast. A global index other than the simple one needs neither, so pays no Spark job here.
+    per_partition = ({r[0]: r[1] for r in prepared.groupBy(PARTITION_PATH).count().collect()}
+                     if scans_keys or not is_global else {})
     if not is_global:
         slices = [s for s in slices if s.partition in per_partition]
     existing = stored_locations(spark, storage, slices, prepared, cfg, target)
     if existing is None:
         return prepared.withColumn(target, F.lit(None).cast("string"))
-    if index_type(cfg) in (SIMPLE, GLOBAL_SIMPLE) and _broadcast_keys(spark, sum(per_partition.values())):
+    if scans_keys and _broadcast_keys(spark, sum(per_partition.values())):
         # The simple indexes scan every stored key. With few incoming keys each scanning task keeps
         # those among them, so only matches (at most the input's size) reach the join's shuffle.
         keys = prepared.select(F.col(RECORD_KEY).alias("_bk"), F.col(PARTITION_PATH).alias("_bp"))

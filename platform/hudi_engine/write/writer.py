@@ -267,8 +267,10 @@ class WriteJob:
 
     def parallelism(self) -> int:
         """Partitions of this write's index join and routing shuffles (``shuffle_parallelism``)."""
-        prop = {"insert": C.INSERT_SHUFFLE_PARALLELISM, "delete": C.DELETE_SHUFFLE_PARALLELISM}.get(
-            self.operation, C.UPSERT_SHUFFLE_PARALLELISM)
+        prop = {"bulk_insert": C.BULKINSERT_SHUFFLE_PARALLELISM, "insert": C.INSERT_SHUFFLE_PARALLELISM,
+                "insert_overwrite": C.INSERT_SHUFFLE_PARALLELISM,
+                "insert_overwrite_table": C.INSERT_SHUFFLE_PARALLELISM,
+                "delete": C.DELETE_SHUFFLE_PARALLELISM}.get(self.operation, C.UPSERT_SHUFFLE_PARALLELISM)
         return shuffle_parallelism(self.cfg.get(prop), self.df.rdd.getNumPartitions(),
                                    self.spark.sparkContext.defaultParallelism)
 

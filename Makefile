@@ -6,7 +6,7 @@ JAVA_PKG    := openjdk-17-jre-headless
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 
-.PHONY: env java services demo lint test test-slow bench bench-mor bench-cdc bench-streamer bench-clean bench-cluster bench-index bench-lookup bench-s3 bench-shapes bench-profile clean
+.PHONY: env java services demo lint test test-slow bench bench-mor bench-cdc bench-streamer bench-clean bench-cluster bench-index bench-lookup bench-s3 bench-shapes bench-small bench-profile clean
 
 env: java $(VENV)/.installed
 
@@ -70,6 +70,11 @@ bench-lookup: env
 
 bench-shapes: env
 	$(BIN)/python -m benchmarks.shapes
+
+# delta-rs, its no-Spark baseline, is the `bench` extra.
+bench-small: env
+	@$(BIN)/python -c 'import deltalake' 2>/dev/null || $(BIN)/pip install -q -e '.[bench]'
+	$(BIN)/python -m benchmarks.small_writes
 
 bench-profile: env
 	$(BIN)/python -m benchmarks.profile_write

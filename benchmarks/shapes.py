@@ -431,13 +431,19 @@ def main(argv: list[str] | None = None) -> int:
         for r in run["results"]:
             r["phases"] = [Phase(**p) for p in r["phases"]]
     text = report(command, started, args, runs, errors)
+    return finish(text, args.results, SECTION, errors, bool(runs))
+
+
+def finish(text: str, results: str | None, section: str, errors: list[str], ran: bool) -> int:
+    """Print the report, write it as ``section`` of ``results`` (if any), list the failures; the
+    exit code: 1 when something failed or nothing ran."""
     print(text, flush=True)
-    if args.results:
-        replace_section(Path(args.results), SECTION, text)
-        _log(f"wrote the {SECTION} section of {args.results}")
+    if results:
+        replace_section(Path(results), section, text)
+        _log(f"wrote the {section} section of {results}")
     for e in errors:
         print(f"FAILED {e}", file=sys.stderr)
-    return 1 if errors or not runs else 0
+    return 1 if errors or not ran else 0
 
 
 def _names(parser: argparse.ArgumentParser, option: str, text: str, known) -> list[str]:
@@ -446,6 +452,17 @@ def _names(parser: argparse.ArgumentParser, option: str, text: str, known) -> li
     if unknown or not names:
         parser.error(f"{option}: {', '.join(unknown) or 'none given'}; choose from {', '.join(known)}")
     return names
+
+
+def add_run_options(parser: argparse.ArgumentParser, section: str) -> None:
+    """The options every session-per-process benchmark takes: input partitions, where tables go
+    and which results file gets its section."""
+    parser.add_argument("--partitions", type=int, default=2 * CORES,
+                        help=f"Spark partitions of the cached input (default {2 * CORES}: 2 x cores)")
+    parser.add_argument("--workdir", help="where temp tables go (default: a new temp dir, deleted after)")
+    parser.add_argument("--results", help=f"file whose `{section}` section is rewritten (default "
+                                          f"{RESULTS.relative_to(ROOT)}; with --quick: none)")
+    parser.add_argument("--no-results", action="store_true", help="write no results file")
 
 
 def parse_options(argv: list[str] | None) -> argparse.Namespace:
@@ -464,12 +481,7 @@ def parse_options(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true",
                         help=f"{QUICK_ROWS:,} rows of every shape, a smoke run; writes no results file "
                              "unless --results is given")
-    parser.add_argument("--partitions", type=int, default=2 * CORES,
-                        help=f"Spark partitions of the cached input (default {2 * CORES}: 2 x cores)")
-    parser.add_argument("--workdir", help="where temp tables go (default: a new temp dir, deleted after)")
-    parser.add_argument("--results", help=f"file whose `{SECTION}` section is rewritten (default "
-                                          f"{RESULTS.relative_to(ROOT)}; with --quick: none)")
-    parser.add_argument("--no-results", action="store_true", help="write no results file")
+    add_run_options(parser, SECTION)
     parser.add_argument("--session", choices=SESSIONS,
                         help="run only this kind of session, in this process, and print its phases (the "
                              "parent runs each kind so)")

@@ -21,6 +21,19 @@ def spark():
     session.stop()
 
 
+@pytest.fixture(params=["in-process", "spark-stages"])
+def write_plane(request, monkeypatch):
+    """Runs a test twice: small writes' data steps in the writing process (their default), then on
+    Spark's executors (``hoodie.write.in.process.max.records`` defaulting to 0, as for big inputs)."""
+    import dataclasses
+
+    from hudi_engine import config as C
+
+    if request.param == "spark-stages":
+        monkeypatch.setattr(C, "IN_PROCESS_MAX_RECORDS", dataclasses.replace(C.IN_PROCESS_MAX_RECORDS, default=0))
+    return request.param
+
+
 @pytest.fixture(scope="session")
 def s3_server(tmp_path_factory):
     """One real S3 server (Ceph radosgw on a one-OSD in-memory cluster) for the whole run, started

@@ -199,6 +199,15 @@ _SHUFFLE_DOC = ("Spark partitions of the {}'s index lookup and routing; 0 derive
 UPSERT_SHUFFLE_PARALLELISM = define("hoodie.upsert.shuffle.parallelism", 0, _SHUFFLE_DOC.format("upsert"))
 INSERT_SHUFFLE_PARALLELISM = define("hoodie.insert.shuffle.parallelism", 0, _SHUFFLE_DOC.format("insert"))
 DELETE_SHUFFLE_PARALLELISM = define("hoodie.delete.shuffle.parallelism", 0, _SHUFFLE_DOC.format("delete"))
+# This engine's own keys (not Apache Hudi's): where a write's data steps run.
+IN_PROCESS_MAX_RECORDS = define(
+    "hoodie.write.in.process.max.records", 100_000,
+    "Writes of up to this many records run their data steps (keys, index lookup, merge, files) in the "
+    "writing process, with no Spark stage; 0 sends every write through Spark. This engine's own key.")
+IN_PROCESS_MAX_MERGE_BYTES = define(
+    "hoodie.write.in.process.max.merge.bytes", 1024 ** 3,
+    "Beyond this many bytes of base files to rewrite, an in-process write merges on Spark's executors "
+    "(when Spark is at hand). This engine's own key.")
 BULKINSERT_SORT_MODE = define("hoodie.bulkinsert.sort.mode", "NONE", "Sort before bulk insert.",
                               choices=("NONE", "GLOBAL_SORT", "PARTITION_SORT"))
 BLOOM_NUM_ENTRIES = define("hoodie.index.bloom.num_entries", 60000, "Expected keys per file.")

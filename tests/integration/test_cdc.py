@@ -12,7 +12,8 @@ from hudi_engine.storage import Storage
 from hudi_engine.table.meta_client import HoodieTable
 from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA, three_commits
 
-pytestmark = pytest.mark.spark
+# Every test twice: writes run in this process (small inputs) and as Spark stages (big ones).
+pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("write_plane")]
 MODES = ["OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"]
 
 

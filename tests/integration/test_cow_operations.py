@@ -14,7 +14,8 @@ from hudi_engine.table.properties import read_properties_text
 from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA
 from tests.support.hudi_rs import hudi_rs_read, rows
 
-pytestmark = pytest.mark.spark
+# Every test twice: writes run in this process (small inputs) and as Spark stages (big ones).
+pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("write_plane")]
 COLS = ["name", "fruit", "region"]
 
 
@@ -206,7 +207,8 @@ def test_an_upsert_sizes_its_stages_from_the_work_not_the_sessions_shuffle_parti
     try:
         write(df(spark, [(f"k{i}", "x", r, 1) for i in range(50) for r in ("eu", "us")]), table_path, op("insert"))
         changes = df(spark, [("k1", "new", "eu", 2), ("k2", "new", "us", 2), ("k99", "new", "eu", 2)]).coalesce(1)
-        instant = write(changes, table_path, op("upsert"))
+        # Spark's stages are what this test is about: the in-process path would run none.
+        instant = write(changes, table_path, op("upsert", **{"hoodie.write.in.process.max.records": "0"}))
         assert spark.conf.get(key) == "200"
         tasks = _stage_tasks(spark, f"hudi-commit-fruit-{instant}")
         # Input of one partition on two cores: two-way shuffles, one merge task per file group (2).

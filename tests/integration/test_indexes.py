@@ -11,7 +11,8 @@ from hudi_engine.index.bloom import BaseFileRef, existing_keys
 from hudi_engine.table.meta_client import HoodieTable
 from tests.support.hudi_rs import hudi_rs_read, rows
 
-pytestmark = pytest.mark.spark
+# Every test twice: writes run in this process (small inputs) and as Spark stages (big ones).
+pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("write_plane")]
 COLS = ["id", "p", "v"]
 
 

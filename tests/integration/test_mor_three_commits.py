@@ -12,7 +12,8 @@ from hudi_engine.table.meta_client import HoodieTable
 from tests.support.data import three_commits
 from tests.support.hudi_rs import hudi_rs_read, rows
 
-pytestmark = pytest.mark.spark
+# Every test twice: writes run in this process (small inputs) and as Spark stages (big ones).
+pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("write_plane")]
 COLS = ["name", "fruit"]
 MOR = {"hoodie.datasource.write.table.type": "MERGE_ON_READ"}
 INCR = {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime": "0"}

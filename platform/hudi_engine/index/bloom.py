@@ -55,11 +55,16 @@ class KeyRanges:
             yield pa.RecordBatch.from_pydict(rows, schema=RANGE_SCHEMA)
 
 
-def existing_keys(storage: Storage, ref: BaseFileRef, candidates: pa.Array) -> pa.Array:
-    """Which candidate keys the file holds: the footer's bloom filter first, then its key column
-    for the keys the filter lets through (none read when it lets none through)."""
+def existing_keys(storage: Storage, ref: BaseFileRef, candidates: pa.Array, by_range: bool = False) -> pa.Array:
+    """Which candidate keys the file holds: ``by_range``, those within the footer's key range;
+    the footer's bloom filter then, and its key column for the keys the filter lets through (none
+    read when it lets none through)."""
     with parquet_file(storage, ref.path) as f:       # one open: footer, then keys if need be
         footer = f.metadata.metadata or {}
+        lo, hi = footer.get(MIN_KEY), footer.get(MAX_KEY)
+        if by_range and lo is not None and hi is not None:
+            candidates = candidates.filter(pc.and_(pc.greater_equal(candidates, lo.decode()),
+                                                   pc.less_equal(candidates, hi.decode())))
         if BLOOM_KEY in footer:
             bloom = deserialize_bloom_filter(footer[BLOOM_KEY], footer.get(BLOOM_TYPE, b""))
             candidates = candidates.filter(pa.array(bloom.might_contain_many(candidates)))

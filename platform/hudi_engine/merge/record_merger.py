@@ -46,22 +46,27 @@ def is_delete(incoming: pa.Table) -> np.ndarray:
     return mask
 
 
-def deduplicate(incoming: pa.Table, spec: MergeSpec) -> pa.Table:
-    """One record per key: the largest ordering value, ties and commit-time mode to the last arrival."""
+def deduplicate(incoming: pa.Table, spec: MergeSpec, by: tuple[str, ...] = (RECORD_KEY,)) -> pa.Table:
+    """One record per key (the ``by`` columns): the largest ordering value, ties and commit-time
+    mode to the last arrival; the winners keep their arrival order."""
     n = incoming.num_rows
     if n <= 1 or not spec.dedup:
         return incoming
     arrival = pa.array(np.arange(n, dtype=np.int64))
-    sort_keys = [(RECORD_KEY, "ascending", "at_start")]
-    columns = {RECORD_KEY: incoming[RECORD_KEY], "__arrival": arrival}
+    columns = {f"__by{i}": incoming[name] for i, name in enumerate(by)}
+    sort_keys = [(name, "ascending", "at_start") for name in columns]
+    columns["__arrival"] = arrival
     if spec.ordering_field:
         columns["__ordering"] = incoming[spec.ordering_field]
         sort_keys.append(("__ordering", "ascending", "at_start"))
     sort_keys.append(("__arrival", "ascending", "at_start"))
     order = pc.sort_indices(pa.table(columns), sort_keys=sort_keys)
-    keys = incoming[RECORD_KEY].take(order).to_numpy(zero_copy_only=False)
     last_of_run = np.ones(n, dtype=bool)
-    last_of_run[:-1] = keys[:-1] != keys[1:]
+    same = np.ones(n - 1, dtype=bool)
+    for name in by:
+        keys = incoming[name].take(order).to_numpy(zero_copy_only=False)
+        same &= keys[:-1] == keys[1:]
+    last_of_run[:-1] = ~same
     if last_of_run.all():
         return incoming
     winners = np.sort(order.to_numpy()[last_of_run])

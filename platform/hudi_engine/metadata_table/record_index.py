@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..storage import Storage
 
@@ -32,10 +33,13 @@ class _LookUp:
     slices: tuple
 
     def __call__(self, key, data: pa.Table) -> pa.Table:
+        return self.look_up(int(key[0].as_py()), data.column("_k").to_pylist())
+
+    def look_up(self, index: int, keys: list[str]) -> pa.Table:
         from .merge import is_live
         from .records import record_location_of
 
-        found = self.reader.read(self.slices[int(key[0].as_py())], keys=data.column("_k").to_pylist())
+        found = self.reader.read(self.slices[index], keys=keys)
         rows = {"_k": [], "_p": [], "_fid": []}
         for k, value in found.items():
             if is_live(value):
@@ -46,9 +50,7 @@ class _LookUp:
         return pa.table(rows, schema=LOCATION_SCHEMA)
 
 
-def record_index_locations(spark, storage: Storage, keys, target: str):
-    """(``_k``, ``_p``, ``target``) of the incoming keys (a one-column ``_k`` DataFrame) that the
-    record index knows; each record-index file group is read by one task, for its keys only."""
+def _record_index(storage: Storage) -> _LookUp:
     from ..errors import HoodieConfigError
     from ..table.meta_client import HoodieTable
     from .layout import RECORD_INDEX
@@ -58,9 +60,28 @@ def record_index_locations(spark, storage: Storage, keys, target: str):
     if not reader.has(RECORD_INDEX):
         raise HoodieConfigError(f"table at {storage.base_uri} has no complete record index in its metadata "
                                 "table; write once with hoodie.metadata.enable=true to build it")
-    slices = tuple(reader.file_slices(RECORD_INDEX))
-    lookup = _LookUp(reader.slice_reader, slices)
-    with_group = keys.distinct().mapInArrow(_AddFileGroup(len(slices)), "_k string, _fg int")
+    return _LookUp(reader.slice_reader, tuple(reader.file_slices(RECORD_INDEX)))
+
+
+def record_index_lookup(storage: Storage, keys: pa.Array) -> pa.Table:
+    """``LOCATION_SCHEMA`` rows of the ``keys`` the record index knows, looked up in this process:
+    only the record-index file groups the keys hash to are read, each on a thread."""
+    from ..threads import parallel_map
+    from .keys import file_group_indexes
+
+    lookup = _record_index(storage)
+    keys = pc.unique(keys)
+    groups = file_group_indexes(keys, len(lookup.slices))
+    wanted = sorted(set(groups.tolist()))
+    found = parallel_map(lambda i: lookup.look_up(i, keys.filter(pa.array(groups == i)).to_pylist()), wanted)
+    return pa.concat_tables(found) if found else LOCATION_SCHEMA.empty_table()
+
+
+def record_index_locations(spark, storage: Storage, keys, target: str):
+    """(``_k``, ``_p``, ``target``) of the incoming keys (a one-column ``_k`` DataFrame) that the
+    record index knows; each record-index file group is read by one task, for its keys only."""
+    lookup = _record_index(storage)
+    with_group = keys.distinct().mapInArrow(_AddFileGroup(len(lookup.slices)), "_k string, _fg int")
     found = with_group.groupBy("_fg").applyInArrow(lambda key, data: lookup(key, data),
                                                    "_k string, _p string, _fid string")
     return found.withColumnRenamed("_fid", target)

@@ -79,11 +79,11 @@ def _schedule_compaction(table: HoodieTable, cfg: HoodieConfig, occ: bool, force
     return requested
 
 
-def compact_inline(spark: SparkSession, table: HoodieTable, options: dict, execute: bool) -> list[str]:
+def compact_inline(spark: SparkSession | None, table: HoodieTable, options: dict, execute: bool) -> list[str]:
     """After a write (``hoodie.compact.inline`` / ``hoodie.compact.schedule.inline``): plan a
-    compaction if one is due and, when executing, run every pending one."""
+    compaction if one is due and, when executing (with Spark), run every pending one."""
     schedule_compaction(table, options)
-    return run_compactions(spark, table.reload(), options=options) if execute else []
+    return run_compactions(spark, table.reload(), options=options) if execute and spark is not None else []
 
 
 def run_compactions(spark: SparkSession, table: HoodieTable, instant_time: str | None = None,

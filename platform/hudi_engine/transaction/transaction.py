@@ -93,6 +93,11 @@ class Transaction:
         self.instant = self.table.timeline.transition_to_inflight(self.instant, content)
         return self.instant
 
+    def in_process(self) -> None:
+        """This action's data steps run in this process: the metadata table's key locations are
+        read here too (a Spark job costs more than the few files such a change writes)."""
+        self.listener.keys_in_process = True
+
     @contextmanager
     def spark_jobs(self, description: str) -> Iterator[None]:
         """Spark jobs of this action, in one job group that ``abort`` can cancel."""

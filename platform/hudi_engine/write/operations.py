@@ -1,6 +1,7 @@
 """The write operations, each a plan over one ``WriteJob``: count what goes where on the driver
 (partitions and file groups, never rows), record the plan as the instant's inflight profile, check
-early for conflicts, then let the executors merge and write each file group."""
+early for conflicts, then let the executors merge and write each file group. The data steps run
+on the job's plane (``plane``): Spark's executors, or this process for a small change."""
 from __future__ import annotations
 
 import logging
@@ -8,21 +9,18 @@ import re
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
-
 from .. import config as C
 from ..errors import HoodieValidationError
 from ..file_group.fs_view import FileSlice
-from ..file_group.tasks import STAT_SCHEMA
-from ..index.tagging import BUCKET_COLUMN, tag
-from ..schema.meta_fields import PARTITION_PATH, RECORD_KEY
+from ..index.tagging import BUCKET_COLUMN
+from ..schema.meta_fields import PARTITION_PATH
 from ..timeline.commit_metadata import workload_profile
 from .planner import Target, plan_inserts, small_files
-from .routing import assign_inserts, bucket_hash_fields, consistent_buckets, simple_buckets
-from .tasks import TARGET, BulkInsert, Prepare
+from .routing import bucket_hash_fields, consistent_buckets, simple_buckets
+from .tasks import TARGET, Prepare
 
 if TYPE_CHECKING:
+    from .plane import Rows
     from .writer import WriteJob
 
 log = logging.getLogger(__name__)
@@ -33,32 +31,17 @@ Replaced = dict[str, list[str]]
 def bulk_insert(job: "WriteJob", prepare: Prepare) -> list[dict]:
     """New file groups only, nothing looked up (``hoodie.bulkinsert.sort.mode``)."""
     mode = job.cfg.get_str(C.BULKINSERT_SORT_MODE).upper()
-    parallelism = job.cfg.get(C.BULKINSERT_SHUFFLE_PARALLELISM)
     job.inflight(workload_profile({}, {}, job.operation))
     log.info(f"bulk_insert {job.instant.timestamp}: writing new file groups (sort mode {mode})")
-    if not job.combine() and mode == "NONE":
-        # Keys are made in the writing task itself: one pass of the rows through Python.
-        source = job.df.repartition(parallelism) if parallelism > 0 else job.df
-        with job.step("write new file groups"):
-            return job.collect(source.mapInArrow(BulkInsert(job.ctx, prepare), STAT_SCHEMA))
-    prepared = job.prepared(prepare)
-    if job.combine():
-        prepared = job.dedup(prepared)
-    if mode == "GLOBAL_SORT":
-        prepared = prepared.orderBy(PARTITION_PATH, RECORD_KEY)
-    elif mode == "PARTITION_SORT":
-        prepared = prepared.sortWithinPartitions(PARTITION_PATH, RECORD_KEY)
-    elif parallelism > 0:
-        prepared = prepared.repartition(parallelism)
-    with job.step("write new file groups"):
-        return job.collect(prepared.mapInArrow(BulkInsert(job.ctx), STAT_SCHEMA))
+    return job.plane.bulk_insert(prepare, mode, job.cfg.get(C.BULKINSERT_SHUFFLE_PARALLELISM))
 
 
-def insert_overwrite(job: "WriteJob", prepared: DataFrame) -> tuple[list[dict], Replaced]:
+def insert_overwrite(job: "WriteJob", prepared: "Rows") -> tuple[list[dict], Replaced]:
     """New file groups for the input; the file groups of the partitions it touches (or of the whole
     table) are replaced."""
-    prepared = job.dedup(prepared) if job.combine() else prepared
-    inserts = {row[0]: row[1] for row in job.count_by(prepared, [PARTITION_PATH])}
+    plane = job.plane
+    prepared = plane.dedup(prepared) if job.combine() else prepared
+    inserts = {row[0]: row[1] for row in plane.count_by(prepared, [PARTITION_PATH])}
     if job.operation == "insert_overwrite_table":
         replaced_slices = job.latest
     else:
@@ -72,8 +55,7 @@ def insert_overwrite(job: "WriteJob", prepared: DataFrame) -> tuple[list[dict], 
              f"{len(buckets)} new file groups, replacing {len(replaced_slices)}")
     job.txn.check_early_conflicts({(p, fid) for p, ids in replaced.items() for fid in ids})
     targets = {b.file_id: Target(b.partition, b.file_id, None, None) for b in buckets}
-    assigned = assign_inserts(job.spark, prepared, buckets)
-    return job.merge_groups(assigned, targets), dict(replaced)
+    return job.merge_groups(plane.assign_inserts(prepared, buckets), targets), dict(replaced)
 
 
 def delete_partitions(job: "WriteJob") -> Replaced:
@@ -81,8 +63,7 @@ def delete_partitions(job: "WriteJob") -> Replaced:
     (globs allowed), or of the input's partitions, is replaced by nothing."""
     wanted = job.cfg.get_list(C.PARTITIONS_TO_DELETE)
     if not wanted:
-        prepared = job.prepared(Prepare(job.keygen, None, True))
-        wanted = [r[0] for r in prepared.select(PARTITION_PATH).distinct().collect()]
+        wanted = job.plane.distinct(job.plane.prepared(Prepare(job.keygen, None, True)), PARTITION_PATH)
     known = {s.partition for s in job.latest}
     pattern = [re.compile("^" + re.escape(w).replace(r"\*", "[^/]*") + "$") for w in wanted]
     chosen = sorted(p for p in known if any(rx.match(p) for rx in pattern))
@@ -99,25 +80,18 @@ def delete_partitions(job: "WriteJob") -> Replaced:
     return dict(replaced)
 
 
-def upsert(job: "WriteJob", prepared: DataFrame) -> list[dict]:
+def upsert(job: "WriteJob", prepared: "Rows") -> list[dict]:
     """insert, upsert and delete: keys the index finds stored update their file groups (merged, or
     logged on merge-on-read); new keys fill small files, then new file groups."""
+    plane = job.plane
     lookup = job.operation in ("upsert", "delete") or job.cfg.get(C.INSERT_DROP_DUPS)
-    if lookup and job.latest:
-        prepared = prepared.persist()
-        with job.step("keys and partitions of the input"):
-            tagged = tag(job.spark, job.table.storage, job.latest, prepared, job.cfg, TARGET)
-    else:
-        tagged = prepared.withColumn(TARGET, F.lit(None).cast("string"))
+    tagged = plane.tag(prepared) if lookup and job.latest else plane.untagged(prepared)
     if job.operation == "insert" and job.cfg.get(C.INSERT_DROP_DUPS):
-        tagged = tagged.filter(F.col(TARGET).isNull())
+        tagged = plane.found(tagged, stored=False)
     if job.operation == "delete":
-        tagged = tagged.filter(F.col(TARGET).isNotNull())
-    tagged = tagged.persist()
-    try:
-        with job.step("index lookup"):
-            counts = job.count_by(tagged, [PARTITION_PATH, TARGET])
-        prepared.unpersist()  # tagged holds what the next stages need
+        tagged = plane.found(tagged, stored=True)
+    with plane.kept(tagged) as tagged:
+        counts = plane.count_by(tagged, [PARTITION_PATH, TARGET])
         inserts: dict[str, int] = defaultdict(int)
         updates: dict[tuple[str, str], int] = {}
         for partition, target, count in counts:
@@ -141,28 +115,25 @@ def upsert(job: "WriteJob", prepared: DataFrame) -> list[dict]:
                                else Target(b.partition, b.file_id, None, None))
         job.txn.check_early_conflicts({(t.partition, fid) for fid, t in targets.items() if fid in slices}
                                       | {(p, fid) for p, fid in updates})
-        updates_df = tagged.filter(F.col(TARGET).isNotNull())
-        inserts_df = assign_inserts(job.spark, tagged.filter(F.col(TARGET).isNull()).drop(TARGET), buckets)
-        return job.merge_groups(updates_df.unionByName(inserts_df), targets, appends)
-    finally:
-        tagged.unpersist()
-        prepared.unpersist()
+        routed = plane.union(plane.found(tagged, stored=True),
+                             plane.assign_inserts(plane.found(tagged, stored=False), buckets))
+        return job.merge_groups(routed, targets, appends)
 
 
-def bucketed(job: "WriteJob", prepared: DataFrame) -> list[dict]:
+def bucketed(job: "WriteJob", prepared: "Rows") -> list[dict]:
     """The bucket index: every record goes to its bucket's file group in its partition (made when
     new, except for deletes); nothing is looked up. Merge-on-read logs all of a bucket's records
     once it has a base file, as Hudi's bucket index can index log files."""
+    plane = job.plane
     hash_fields = bucket_hash_fields(job.cfg, job.keygen)
     num_buckets = job.cfg.get(C.BUCKET_INDEX_NUM_BUCKETS)
     if job.consistent:
-        partitions = sorted(r[0] for r in prepared.select(PARTITION_PATH).distinct().collect())
+        partitions = sorted(plane.distinct(prepared, PARTITION_PATH))
         routing = consistent_buckets(job.table, job.latest, partitions, hash_fields, num_buckets)
     else:
         routing = simple_buckets(job.latest, hash_fields, num_buckets)
-    bucketed_df = prepared.mapInArrow(routing.adder, job.internal_schema().add(BUCKET_COLUMN, "integer")).persist()
-    try:
-        counts = job.count_by(bucketed_df, [PARTITION_PATH, BUCKET_COLUMN])
+    with plane.kept(plane.with_buckets(prepared, routing.adder)) as bucketed_rows:
+        counts = plane.count_by(bucketed_rows, [PARTITION_PATH, BUCKET_COLUMN])
         routes, targets, inserts, updates = [], {}, defaultdict(int), {}
         for partition, bucket, count in counts:
             stored = routing.existing.get((partition, bucket))
@@ -186,11 +157,7 @@ def bucketed(job: "WriteJob", prepared: DataFrame) -> list[dict]:
                  f"{len(routes)} buckets ({len(routes) - len(updates)} new file groups); merging and writing")
         if not routes:
             return []
-        route_df = job.spark.createDataFrame(routes, f"{PARTITION_PATH} string, {BUCKET_COLUMN} int, {TARGET} string")
-        tagged = bucketed_df.join(F.broadcast(route_df), [PARTITION_PATH, BUCKET_COLUMN], "inner").drop(BUCKET_COLUMN)
-        return job.merge_groups(tagged, targets, appends)
-    finally:
-        bucketed_df.unpersist()
+        return job.merge_groups(plane.routed(bucketed_rows, routes), targets, appends)
 
 
 def existing_target(s: FileSlice) -> Target:

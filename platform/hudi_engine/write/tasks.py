@@ -71,9 +71,10 @@ class WriteFileGroup:
     spec: MergeSpec
     append: AppendFileGroup | None = None
 
-    def __call__(self, key: tuple, group: pa.Table) -> pa.Table:
+    def __call__(self, key: tuple, group: pa.Table, task: tuple[int, str] | None = None) -> pa.Table:
+        """``task``: (task partition, write token) when run outside a Spark task."""
         file_id = key[0].as_py() if hasattr(key[0], "as_py") else key[0]
-        task_partition, token = task_identity()
+        task_partition, token = task or task_identity()
         incoming = group.drop_columns([c for c in (TARGET, KEY_HASH) if c in group.column_names])
         if self.append is not None and file_id in self.append.targets:
             return pa.Table.from_batches([stats_batch(self.append(file_id, incoming, task_partition, token))])
@@ -104,11 +105,12 @@ class BulkInsert:
     it takes the user's rows and makes their keys itself."""
     ctx: WriteContext
     prepare: Prepare | None = None
+    task: tuple[int, str] | None = None     # (task partition, write token) outside a Spark task
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         if self.prepare is not None:
             batches = self.prepare(batches)
-        task_partition, token = task_identity()
+        task_partition, token = self.task or task_identity()
         max_size = self.ctx.config.get(C.PARQUET_MAX_FILE_SIZE)
         writers: dict[str, BaseFileWriter] = {}
         buffers: dict[str, list[pa.Table]] = {}

@@ -8,15 +8,13 @@ routing in ``routing``, insert sizing in ``planner``.
 """
 from __future__ import annotations
 
-import json
 import logging
 import re
+from contextlib import ExitStack
 
 import pyarrow as pa
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
-from pyspark.sql.types import StringType, StructField, StructType
 
 from .. import config as C
 from ..concurrency.conflicts import our_file_groups
@@ -25,14 +23,13 @@ from ..errors import HoodieClusteringUpdateError, HoodieConfigError, HoodieError
 from ..file_group.base_file import WriteContext
 from ..file_group.fs_view import FileSlice
 from ..file_group.markers import marked_data_files
-from ..file_group.tasks import STAT_SCHEMA
 from ..index.tagging import BUCKET, check_engine, index_type, is_consistent_hashing
 from ..keygen import key_generator_from_config
-from ..merge.record_merger import OP_COLUMN, MergeSpec, merge_mode
+from ..merge.record_merger import MergeSpec, merge_mode
 from ..metadata_table.reader import table_view
 from ..schema.avro import (add_meta_fields, arrow_schema_compatible, arrow_to_avro, avro_to_arrow,
                            reconcile_nullability, to_json)
-from ..schema.meta_fields import META_FIELDS, PARTITION_PATH, RECORD_KEY
+from ..schema.meta_fields import META_FIELDS
 from ..spark_jobs import step, write_settings
 from ..table.meta_client import HoodieTable
 from ..table.pending import pending_clustering_groups, pending_compaction_groups
@@ -43,8 +40,11 @@ from ..transaction.metadata.writer import ensure_metadata
 from ..transaction.transaction import Transaction
 from . import operations
 from .log_append import AppendFileGroup, append_target
+from .arrow_plane import ArrowPlane
+from .plane import Plane
 from .planner import SizingPolicy, Target, shuffle_parallelism, sizing_policy, timeline_record_size
-from .tasks import TARGET, Prepare, WriteFileGroup
+from .spark_plane import SparkPlane
+from .tasks import Prepare, WriteFileGroup
 
 log = logging.getLogger(__name__)
 
@@ -52,10 +52,11 @@ REPLACE_OPERATIONS = ("insert_overwrite", "insert_overwrite_table", "delete_part
 COMMIT_META_PREFIX = "_"          # Hudi's hoodie.datasource.write.commitmeta.key.prefix default
 
 
-def write_operation(df: DataFrame, base_path: str, options: dict | None = None,
+def write_operation(df: DataFrame | pa.Table, base_path: str, options: dict | None = None,
                     extra_metadata: dict[str, str] | None = None) -> str:
-    """Write ``df`` to the Hudi table at ``base_path`` as one transaction; returns the committed
-    instant time. Table services and catalog sync after the commit are the caller's (the API's)."""
+    """Write ``df`` (a Spark DataFrame, or an Arrow table written with no Spark) to the Hudi table
+    at ``base_path`` as one transaction; returns the committed instant time. Table services and
+    catalog sync after the commit are the caller's (the API's)."""
     cfg = HoodieConfig(options)
     operation = cfg.get_str(C.OPERATION).lower()
     table = _open_or_create(df, base_path, cfg)
@@ -65,7 +66,7 @@ def write_operation(df: DataFrame, base_path: str, options: dict | None = None,
     return WriteJob(df, table, cfg, operation, extra_metadata or {}).run()
 
 
-def _open_or_create(df: DataFrame, base_path: str, cfg: HoodieConfig) -> HoodieTable:
+def _open_or_create(df: DataFrame | pa.Table, base_path: str, cfg: HoodieConfig) -> HoodieTable:
     if HoodieTable.exists(base_path):
         table = HoodieTable.load(base_path)
         table.check_write_options(cfg)
@@ -82,20 +83,62 @@ def _open_or_create(df: DataFrame, base_path: str, cfg: HoodieConfig) -> HoodieT
     return HoodieTable.create(base_path, cfg, keygen.class_name, create_schema)
 
 
-def _data_schema(df: DataFrame) -> pa.Schema:
-    schema = to_arrow_schema(df.schema)
+def _data_schema(df: DataFrame | pa.Table) -> pa.Schema:
+    schema = df.schema if isinstance(df, pa.Table) else to_arrow_schema(df.schema)
     return pa.schema([f for f in schema if f.name not in META_FIELDS])
+
+
+# Inputs whose plan Spark estimates above this many bytes a record allowed in-process are not probed.
+PROBE_BYTES_PER_RECORD = 1024
+
+
+def small_input(df: DataFrame, max_records: int) -> pa.Table | None:
+    """The input's rows when there are at most ``max_records`` (one Spark job collects them), else
+    None. Only an input Spark estimates small is collected (a known row count, else its size in
+    bytes), so a big input costs no extra job."""
+    if max_records <= 0:
+        return None
+    try:
+        stats = df._jdf.queryExecution().optimizedPlan().stats()
+        rows = stats.rowCount()
+        if rows.isDefined() and int(rows.get().toString()) > max_records:
+            return None
+        if not rows.isDefined() and int(stats.sizeInBytes().toString()) > max_records * PROBE_BYTES_PER_RECORD:
+            return None
+    except AttributeError:      # Spark Connect: no plan statistics; the probe decides alone
+        pass
+    rows = _collect(df.limit(max_records + 1))
+    return rows if rows.num_rows <= max_records else None
+
+
+def _collect(df: DataFrame) -> pa.Table:
+    """The rows as Spark's Arrow batches carry them. ``toArrow`` casts them to the declared schema,
+    which fails on a null struct whose fields Spark declares non-nullable (the write settles those);
+    Spark Connect has only ``toArrow``."""
+    try:
+        batches = df._collect_as_arrow(empty_list_if_zero_records=False)
+    except AttributeError:
+        return df.toArrow()
+    return pa.Table.from_batches(batches)
 
 
 class WriteJob:
     """One write's state on the driver: its input, options, transaction and the table as it began."""
 
-    def __init__(self, df: DataFrame, table: HoodieTable, cfg: HoodieConfig, operation: str,
+    def __init__(self, df: DataFrame | pa.Table, table: HoodieTable, cfg: HoodieConfig, operation: str,
                  extra: dict[str, str]):
         # Meta columns of incoming rows (a DataFrame read from another Hudi table) are rewritten.
-        self.df = df.drop(*[c for c in df.columns if c in META_FIELDS])
+        names = df.column_names if isinstance(df, pa.Table) else df.columns
+        meta = [c for c in names if c in META_FIELDS]
         self.table, self.cfg, self.operation = table, cfg, operation
-        self.spark = df.sparkSession
+        self.columns = [c for c in names if c not in META_FIELDS]
+        self.data_schema = _data_schema(df)
+        self.spark = getattr(df, "sparkSession", None)
+        if isinstance(df, pa.Table):
+            self.plane: Plane = ArrowPlane(self, df.drop_columns(meta))
+        else:
+            self.df = df.drop(*meta)
+            self.plane = SparkPlane(self, self.df)
         self.keygen = key_generator_from_config(cfg)
         self.ordering = cfg.get_str(C.PRECOMBINE_FIELD)
         self.index = index_type(cfg)
@@ -124,6 +167,11 @@ class WriteJob:
     # --- driver flow -----------------------------------------------------------------------------
     def run(self) -> str:
         self._check_input()
+        if isinstance(self.plane, SparkPlane):
+            rows = small_input(self.df, self.cfg.get(C.IN_PROCESS_MAX_RECORDS))
+            if rows is not None:
+                log.info(f"{self.operation} of {rows.num_rows} records: written in this process, no Spark stage")
+                self.plane = ArrowPlane(self, rows, self.spark)
         data_schema = self._write_schema()
         avro = arrow_to_avro(data_schema, self.table.name)
         self.schema_json = to_json(avro)
@@ -135,12 +183,13 @@ class WriteJob:
         self.txn = Transaction.begin(self.table, self.action, self.cfg, self.spark, requested,
                                      prepare=self._prepare, by_bucket=self.by_bucket)
         self.instant = self.txn.instant
+        if isinstance(self.plane, ArrowPlane):
+            self.txn.in_process()
         try:
             with self.txn:
                 self.ctx = WriteContext(self.table.storage, self.instant.timestamp, data_schema,
                                         to_json(add_meta_fields(avro)), self.cfg.raw())
-                with (self.txn.spark_jobs(f"hudi {self.operation} {self.instant.timestamp}"),
-                      write_settings(self.spark, self.parallelism())):
+                with self._spark_settings():
                     stats, replaced = self._execute()
                 self._finalize(stats)
                 meta = commit_metadata(stats, self.operation, self.schema_json, self.extra, replaced)
@@ -151,13 +200,22 @@ class WriteJob:
                  f"{sum(s['numWrites'] for s in stats)} records in {len(stats)} files")
         return self.instant.timestamp
 
+    def _spark_settings(self):
+        """This write's Spark jobs, named and sized (none when it runs in this process)."""
+        stack = ExitStack()
+        if self.spark is not None:
+            stack.enter_context(self.txn.spark_jobs(f"hudi {self.operation} {self.instant.timestamp}"))
+            if isinstance(self.plane, SparkPlane):
+                stack.enter_context(write_settings(self.spark, self.parallelism()))
+        return stack
+
     def _execute(self) -> tuple[list[dict], dict[str, list[str]] | None]:
         if self.operation == "delete_partition":
             return [], operations.delete_partitions(self)
         prepare = Prepare(self.keygen, self.ordering, self.operation == "delete")
         if self.operation == "bulk_insert" and self.index != BUCKET:
             return operations.bulk_insert(self, prepare), None
-        prepared = self.prepared(prepare)
+        prepared = self.plane.prepared(prepare)
         if self.is_replace:
             return operations.insert_overwrite(self, prepared)
         if self.index == BUCKET:
@@ -165,7 +223,7 @@ class WriteJob:
         return operations.upsert(self, prepared), None
 
     def _check_input(self) -> None:
-        columns = set(self.df.columns)
+        columns = set(self.columns)
         if self.consistent and self.operation == "delete_partition":
             raise HoodieConfigError("delete_partition is not supported with the consistent-hashing bucket index here "
                                     "(its buckets' file groups are named by the hashing metadata and would be "
@@ -187,7 +245,7 @@ class WriteJob:
 
     def _write_schema(self) -> pa.Schema:
         """The table's schema evolved by this batch: new columns are added, types may widen."""
-        incoming = _data_schema(self.df)
+        incoming = self.data_schema
         latest = self.table.timeline.latest_schema()
         if latest is None or self.operation in ("delete", "delete_partition"):
             return incoming if latest is None else avro_to_arrow(latest)
@@ -204,15 +262,6 @@ class WriteJob:
                          [f for f in incoming if f.name not in {c.name for c in current}])
 
     # --- what the operations share ---------------------------------------------------------------
-    def prepared(self, prepare: Prepare) -> DataFrame:
-        """The input with record key, partition path and operation columns (executor side)."""
-        return self.df.mapInArrow(prepare, self.internal_schema())
-
-    def internal_schema(self) -> StructType:
-        return StructType(self.df.schema.fields + [StructField(RECORD_KEY, StringType()),
-                                                   StructField(PARTITION_PATH, StringType()),
-                                                   StructField(OP_COLUMN, StringType())])
-
     def check_not_clustering(self, updates: dict[tuple[str, str], int]) -> None:
         """Hudi's SparkRejectUpdateStrategy: a pending clustering owns its file groups until it
         completes, so updates to them fail this write (and it is rolled back, nothing lost)."""
@@ -236,29 +285,17 @@ class WriteJob:
         return {fid: append_target(slices[fid], self.compacting.get((partition, fid)))
                 for partition, fid in updates if fid not in insert_groups}
 
-    def merge_groups(self, assigned: DataFrame, targets: dict[str, Target],
-                     appends: dict | None = None) -> list[dict]:
+    def merge_groups(self, rows, targets: dict[str, Target], appends: dict | None = None) -> list[dict]:
         if not targets and not appends:
             return []
+        return self.plane.merge_groups(rows, targets, appends or {})
+
+    def file_group_writer(self, targets: dict[str, Target], appends: dict) -> WriteFileGroup:
+        """The per-file-group merge and write (or log append) either plane runs."""
         spec = MergeSpec(self.ordering, self.combine(),
                          merge_mode(self.cfg) == "EVENT_TIME_ORDERING")
-        fn = WriteFileGroup(self.ctx, targets, spec,
-                            AppendFileGroup(self.ctx, appends, spec) if appends else None)
-        # One task per file group, as Hudi's partitioner gives each bucket its own: merging is the
-        # costly part and its shuffle is small, so Spark's size-based coalescing would leave cores idle.
-        by_group = assigned.repartition(len(targets) + len(appends or {}), TARGET)
-        with self.step("merge and write file groups"):
-            # PySpark counts a callable object's `self` as an argument: hand it a plain (key, data) function.
-            return self.collect(by_group.groupBy(TARGET).applyInArrow(lambda key, data: fn(key, data),
-                                                                      STAT_SCHEMA))
-
-    def dedup(self, prepared: DataFrame) -> DataFrame:
-        """Input de-duplication for paths that do not merge per file group (bulk insert)."""
-        from pyspark.sql.window import Window
-
-        order = [F.col(self.ordering).desc()] if self.ordering else []
-        w = Window.partitionBy(RECORD_KEY, PARTITION_PATH).orderBy(*order, F.monotonically_increasing_id().desc())
-        return prepared.withColumn("_rn", F.row_number().over(w)).filter("_rn = 1").drop("_rn")
+        return WriteFileGroup(self.ctx, targets, spec,
+                              AppendFileGroup(self.ctx, appends, spec) if appends else None)
 
     def combine(self) -> bool:
         prop = {"upsert": C.COMBINE_BEFORE_UPSERT, "delete": C.COMBINE_BEFORE_DELETE}.get(
@@ -278,17 +315,11 @@ class WriteJob:
         """Label this write's Spark jobs while ``what`` runs (``spark_jobs.step``)."""
         return step(self.spark, what)
 
-    def count_by(self, df: DataFrame, columns: list[str]) -> list[tuple]:
-        return [tuple(r) for r in df.groupBy(*columns).count().collect()]
-
     def avg_record_size(self) -> int:
         return timeline_record_size(self.table.timeline, self.sizing)
 
     def inflight(self, profile: dict) -> None:
         self.txn.inflight(profile)
-
-    def collect(self, stats_df: DataFrame) -> list[dict]:
-        return [json.loads(r[0]) for r in stats_df.collect()]
 
     def _finalize(self, stats: list[dict]) -> None:
         """Delete files that retried or speculative tasks left behind (markers not in the stats)."""

@@ -15,6 +15,7 @@ class MetadataSync:
     def __init__(self, spark=None, options: dict | None = None):
         self.spark = spark
         self.options = options or {}      # the writer's (hoodie.metadata.compact.max.delta.commits, ...)
+        self.keys_in_process = False      # key locations read here (the write's data steps ran here)
 
     def before_complete(self, table: HoodieTable, instant: Instant, metadata: dict) -> None:
         if instant.action == CLEAN:
@@ -24,4 +25,5 @@ class MetadataSync:
         elif instant.action not in (SAVEPOINT, RESTORE):
             # A clustering moves every key it rewrites to a new file group.
             sync_commit(table, instant.timestamp, metadata, self.spark, self.options,
-                        all_keys_moved=metadata.get("operationType") == CLUSTER_OPERATION)
+                        all_keys_moved=metadata.get("operationType") == CLUSTER_OPERATION,
+                        keys_in_process=self.keys_in_process)

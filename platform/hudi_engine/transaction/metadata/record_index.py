@@ -97,6 +97,18 @@ class KeyChanges:
                              file_id, True)
 
 
+def local_key_changes(storage: Storage, instant: str, files: list[WrittenFile]) -> pa.Table | None:
+    """The same rows as ``key_changes``, read in this process, a file per thread (None when
+    there is nothing to read)."""
+    if not files:
+        return None
+    from ...threads import parallel_map
+
+    task = KeyChanges(storage, instant, tuple(files))
+    batches = [b for found in parallel_map(lambda f: list(task.changes(f)), files) for b in found]
+    return pa.Table.from_batches(batches, CHANGE_SCHEMA)
+
+
 def key_changes(spark, storage: Storage, instant: str, files: list[WrittenFile]):
     """A DataFrame of CHANGE_SCHEMA rows for ``files`` (None when there is nothing to read)."""
     if not files:

@@ -58,7 +58,7 @@ from ..commit import complete
 from ..rollback import rollback
 from .changes import Changes, clean_changes, commit_changes, rollback_changes
 from .compaction import compact_if_due
-from .record_index import key_changes, snapshot_locations, written_files
+from .record_index import key_changes, local_key_changes, snapshot_locations, written_files
 
 log = logging.getLogger(__name__)
 
@@ -288,14 +288,25 @@ def _task_token() -> str:
     return task_identity()[1]
 
 
-def _write_changes(spark, mdt: HoodieTable, instant: str, changes_df, count: int,
+def _write_changes(spark, mdt: HoodieTable, instant: str, changes, count: int,
                    base_instants: dict[int, str] | None) -> list[dict]:
-    from pyspark.sql.pandas.types import from_arrow_schema
-
-    encoded = changes_df.mapInArrow(_EncodeChanges(count, instant), from_arrow_schema(_ENCODED))
+    """``changes`` (CHANGE_SCHEMA rows) into the record index's file groups: a Spark DataFrame is
+    written by one task per file group, an Arrow table in this process."""
     fn = _WriteGroup(mdt.storage, instant, base_instants)
-    rows = encoded.groupBy("fg").applyInArrow(lambda key, data: fn(key, data), "stat string").collect()
-    stats = [json.loads(r[0]) for r in rows]
+    if isinstance(changes, pa.Table):
+        import pyarrow.compute as pc
+
+        encoded = pa.Table.from_batches(list(_EncodeChanges(count, instant)(iter(changes.to_batches()))), _ENCODED)
+        groups = sorted(set(encoded.column("fg").to_pylist()))
+        rows = [fn((pa.scalar(fg, pa.int32()),), encoded.filter(pc.equal(encoded.column("fg"), fg)))
+                for fg in groups]
+        stats = [json.loads(t.column("stat")[0].as_py()) for t in rows]
+    else:
+        from pyspark.sql.pandas.types import from_arrow_schema
+
+        encoded = changes.mapInArrow(_EncodeChanges(count, instant), from_arrow_schema(_ENCODED))
+        rows = encoded.groupBy("fg").applyInArrow(lambda key, data: fn(key, data), "stat string").collect()
+        stats = [json.loads(r[0]) for r in rows]
     if base_instants is None:       # every file group exists from the start, even an empty one
         written = {s["fileId"] for s in stats}
         for i in range(count):
@@ -325,7 +336,7 @@ class _Sync:
     def active(self) -> bool:
         return self.mdt is not None
 
-    def run(self, changes: Changes, rli_df=None) -> None:
+    def run(self, changes: Changes, rli=None) -> None:
         mdt = compact_if_due(self.mdt, self.table, self.instant, self.spark, self.options)
         pending = Instant(self.instant, DELTA_COMMIT, State.REQUESTED)
         existing = mdt.timeline.get(self.instant)
@@ -343,8 +354,8 @@ class _Sync:
         for partition in self.partitions:
             bases = _indexed_bases(slices.get(partition, {}))
             if partition == RECORD_INDEX:
-                if rli_df is not None:
-                    stats += _write_changes(self.spark, mdt, self.instant, rli_df, len(bases), bases)
+                if rli is not None:
+                    stats += _write_changes(self.spark, mdt, self.instant, rli, len(bases), bases)
                 continue
             if records.get(partition):
                 stats += _write_groups(mdt, partition, self.instant, len(bases), records[partition], bases)
@@ -363,19 +374,24 @@ def _indexed_bases(by_file_id: dict[str, str]) -> dict[int, str]:
 
 
 def sync_commit(table: HoodieTable, instant: str, meta: dict, spark=None, options: dict | None = None,
-                all_keys_moved: bool = False) -> None:
+                all_keys_moved: bool = False, keys_in_process: bool = False) -> None:
     """Before a write, compaction or clustering completes: its files, their ranges and bloom
-    filters, and (with Spark) where its keys now live."""
+    filters, and where its keys now live (read from the files it wrote: by Spark's tasks, or in
+    this process without Spark or when ``keys_in_process``, for a write that ran here)."""
     sync = _Sync(table, instant, spark, options)
     if not sync.active:
         return
     changes = commit_changes(sync.partitions, table.storage, instant, meta, indexed_columns(table))
-    rli_df = None
-    if RECORD_INDEX in sync.partitions and not meta.get("compacted") and spark is not None:
+    rli = None
+    if RECORD_INDEX in sync.partitions and not meta.get("compacted"):
         previous = {(s.partition, s.file_id): s.base_file.path
                     for s in table_view(table).latest_file_slices() if s.base_file is not None}
-        rli_df = key_changes(spark, table.storage, instant, written_files(meta, previous, all_keys_moved))
-    sync.run(changes, rli_df)
+        files = written_files(meta, previous, all_keys_moved)
+        if spark is None or keys_in_process:
+            rli = local_key_changes(table.storage, instant, files)
+        else:
+            rli = key_changes(spark, table.storage, instant, files)
+    sync.run(changes, rli)
 
 
 def sync_clean(table: HoodieTable, instant: str, clean_meta: dict, options: dict | None = None) -> None:

@@ -1,0 +1,126 @@
+"""A write's data steps as Spark jobs: executors tag, route, merge and write; the driver sees only
+counts and write stats."""
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import IntegerType, StringType, StructField, StructType
+
+from ..file_group.tasks import STAT_SCHEMA
+from ..index.tagging import BUCKET_COLUMN, tag
+from ..merge.record_merger import OP_COLUMN
+from ..schema.meta_fields import PARTITION_PATH, RECORD_KEY
+from .planner import InsertBucket, Target
+from .routing import assign_inserts
+from .tasks import TARGET, BulkInsert, Prepare
+
+if TYPE_CHECKING:
+    from .writer import WriteJob
+
+
+class SparkPlane:
+    def __init__(self, job: "WriteJob", df: DataFrame):
+        self.job, self.df, self.spark = job, df, df.sparkSession
+        self._held: list[DataFrame] = []     # the tagging's persisted input, until tagged rows are cached
+
+    def prepared(self, prepare: Prepare) -> DataFrame:
+        return self.df.mapInArrow(prepare, self._internal_schema())
+
+    def _internal_schema(self) -> StructType:
+        return StructType(self.df.schema.fields + [StructField(RECORD_KEY, StringType()),
+                                                   StructField(PARTITION_PATH, StringType()),
+                                                   StructField(OP_COLUMN, StringType())])
+
+    def tag(self, prepared: DataFrame) -> DataFrame:
+        job = self.job
+        prepared = prepared.persist()
+        self._held.append(prepared)
+        with job.step("keys and partitions of the input"):
+            return tag(self.spark, job.table.storage, job.latest, prepared, job.cfg, TARGET)
+
+    def untagged(self, prepared: DataFrame) -> DataFrame:
+        return prepared.withColumn(TARGET, F.lit(None).cast("string"))
+
+    def found(self, tagged: DataFrame, stored: bool) -> DataFrame:
+        return tagged.filter(F.col(TARGET).isNotNull() if stored else F.col(TARGET).isNull())
+
+    @contextmanager
+    def kept(self, rows: DataFrame) -> Iterator[DataFrame]:
+        rows = rows.persist()
+        try:
+            yield rows
+        finally:
+            rows.unpersist()
+            self._release()
+
+    def _release(self) -> None:
+        for df in self._held:
+            df.unpersist()
+        self._held.clear()
+
+    def count_by(self, rows: DataFrame, columns: list[str]) -> list[tuple]:
+        with self.job.step("index lookup" if TARGET in columns else "keys and partitions of the input"):
+            counts = [tuple(r) for r in rows.groupBy(*columns).count().collect()]
+        self._release()   # the counted rows are cached now and hold what later steps read
+        return counts
+
+    def distinct(self, rows: DataFrame, column: str) -> list:
+        return [r[0] for r in rows.select(column).distinct().collect()]
+
+    def dedup(self, prepared: DataFrame) -> DataFrame:
+        from pyspark.sql.window import Window
+
+        ordering = self.job.ordering
+        order = [F.col(ordering).desc()] if ordering else []
+        w = Window.partitionBy(RECORD_KEY, PARTITION_PATH).orderBy(*order, F.monotonically_increasing_id().desc())
+        return prepared.withColumn("_rn", F.row_number().over(w)).filter("_rn = 1").drop("_rn")
+
+    def assign_inserts(self, inserts: DataFrame, buckets: Sequence[InsertBucket]) -> DataFrame:
+        return assign_inserts(self.spark, inserts.drop(TARGET), buckets)
+
+    def union(self, first: DataFrame, second: DataFrame) -> DataFrame:
+        return first.unionByName(second)
+
+    def with_buckets(self, prepared: DataFrame, adder: Callable) -> DataFrame:
+        # A copy: PySpark caches a DataFrame's schema, and ``add`` would change it in place.
+        return prepared.mapInArrow(adder, StructType(prepared.schema.fields + [StructField(BUCKET_COLUMN, IntegerType())]))
+
+    def routed(self, bucketed: DataFrame, routes: list[tuple[str, int, str]]) -> DataFrame:
+        route_df = self.spark.createDataFrame(routes, f"{PARTITION_PATH} string, {BUCKET_COLUMN} int, {TARGET} string")
+        return bucketed.join(F.broadcast(route_df), [PARTITION_PATH, BUCKET_COLUMN], "inner").drop(BUCKET_COLUMN)
+
+    def merge_groups(self, rows: DataFrame, targets: dict[str, Target], appends: dict) -> list[dict]:
+        fn = self.job.file_group_writer(targets, appends)
+        # One task per file group, as Hudi's partitioner gives each bucket its own: merging is the
+        # costly part and its shuffle is small, so Spark's size-based coalescing would leave cores idle.
+        by_group = rows.repartition(len(targets) + len(appends), TARGET)
+        with self.job.step("merge and write file groups"):
+            # PySpark counts a callable object's `self` as an argument: hand it a plain (key, data) function.
+            return _collect(by_group.groupBy(TARGET).applyInArrow(lambda key, data: fn(key, data), STAT_SCHEMA))
+
+    def bulk_insert(self, prepare: Prepare, sort_mode: str, parallelism: int) -> list[dict]:
+        job = self.job
+        if not job.combine() and sort_mode == "NONE":
+            # Keys are made in the writing task itself: one pass of the rows through Python.
+            source = self.df.repartition(parallelism) if parallelism > 0 else self.df
+            with job.step("write new file groups"):
+                return _collect(source.mapInArrow(BulkInsert(job.ctx, prepare), STAT_SCHEMA))
+        prepared = self.prepared(prepare)
+        if job.combine():
+            prepared = self.dedup(prepared)
+        if sort_mode == "GLOBAL_SORT":
+            prepared = prepared.orderBy(PARTITION_PATH, RECORD_KEY)
+        elif sort_mode == "PARTITION_SORT":
+            prepared = prepared.sortWithinPartitions(PARTITION_PATH, RECORD_KEY)
+        elif parallelism > 0:
+            prepared = prepared.repartition(parallelism)
+        with job.step("write new file groups"):
+            return _collect(prepared.mapInArrow(BulkInsert(job.ctx), STAT_SCHEMA))
+
+
+def _collect(stats_df: DataFrame) -> list[dict]:
+    return [json.loads(r[0]) for r in stats_df.collect()]

@@ -1,0 +1,106 @@
+"""Small writes run in the writing process (issue 20): no Spark stage for a small change, and a
+no-Spark write of Arrow tables; checked on rows read back by our reader and hudi-rs, and on
+Spark's own record of the jobs a write ran."""
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from hudi_engine import read, write
+from hudi_engine.errors import HoodieConfigError, HoodieValidationError
+from hudi_engine.table.meta_client import HoodieTable
+from hudi_engine.write.writer import small_input
+from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA
+from tests.support.hudi_rs import hudi_rs_read, rows
+
+pytestmark = pytest.mark.spark
+COLS = ["name", "fruit", "region", "ts"]
+ARROW_SCHEMA = pa.schema([("name", pa.string()), ("fruit", pa.string()), ("region", pa.string()), ("ts", pa.int64())])
+
+
+def op(operation, **extra):
+    return {**FRUIT_OPTIONS, "hoodie.datasource.write.operation": operation, **extra}
+
+
+def arrow(data):
+    return pa.Table.from_pylist([dict(zip(COLS, r)) for r in data], schema=ARROW_SCHEMA)
+
+
+def both_readers(spark, path):
+    ours = sorted(tuple(r) for r in read(spark, path).select(*COLS).collect())
+    assert rows(hudi_rs_read(path), COLS) == ours, "hudi-rs disagrees with our reader"
+    return ours
+
+
+def jobs_of(spark, table: str, instant: str) -> list[int]:
+    return list(spark.sparkContext.statusTracker().getJobIdsForGroup(f"hudi-commit-{table}-{instant}"))
+
+
+def commit_stats(path, instant):
+    meta = json.loads((Path(path) / f".hoodie/{instant}.commit").read_text())
+    return [s for ss in meta["partitionToWriteStats"].values() for s in ss]
+
+
+@pytest.mark.parametrize("index", ["SIMPLE", "BLOOM", "GLOBAL_SIMPLE", "RECORD_INDEX", "BUCKET"])
+def test_a_small_upsert_runs_no_spark_job(spark, table_path, index):
+    """The index answers from key columns, footers or the metadata table, and the touched file
+    groups are merged here: the write's job group records no Spark job."""
+    opts = {"hoodie.index.type": index, "hoodie.bucket.index.num.buckets": "4"}
+    data = [(f"k{i:03d}", "x", "eu" if i % 2 else "us", 1) for i in range(400)]
+    write(spark.createDataFrame(data, FRUIT_SCHEMA), table_path, op("upsert", **opts))
+    changes = [("k001", "new", "eu", 2), ("k150", "new", "us", 2), ("n1", "new", "eu", 2)]
+    instant = write(spark.createDataFrame(changes, FRUIT_SCHEMA), table_path, op("upsert", **opts))
+    assert jobs_of(spark, "fruit", instant) == []
+    stats = commit_stats(table_path, instant)
+    assert sum(s["numUpdateWrites"] for s in stats) == 2 and sum(s["numInserts"] for s in stats) == 1
+    got = both_readers(spark, table_path)
+    assert len(got) == 401
+    assert sorted(r for r in got if r[1] == "new") == sorted(changes)
+
+
+def test_large_rewrites_merge_on_spark(spark, table_path):
+    """A small change whose file groups are bigger than hoodie.write.in.process.max.merge.bytes
+    is tagged here and merged by Spark's executors, with the same result."""
+    data = [(f"k{i:03d}", "x", r, 1) for i in range(200) for r in ("eu", "us")]
+    write(spark.createDataFrame(data, FRUIT_SCHEMA), table_path, op("insert"))
+    changes = [("k001", "new", "eu", 2), ("k002", "new", "us", 2)]
+    instant = write(spark.createDataFrame(changes, FRUIT_SCHEMA), table_path,
+                    op("upsert", **{"hoodie.write.in.process.max.merge.bytes": "1"}))
+    assert jobs_of(spark, "fruit", instant), "the merge should have run as Spark jobs"
+    got = both_readers(spark, table_path)
+    assert len(got) == 400 and sorted(r for r in got if r[1] == "new") == sorted(changes)
+
+
+def test_big_inputs_are_not_collected(spark):
+    """Spark's estimate of a big input sends it through Spark without a probe; a small one is
+    collected once, and one over the limit is not kept."""
+    assert small_input(spark.range(1000), 10) is None
+    assert small_input(spark.range(5).toDF("id"), 10).num_rows == 5
+    assert small_input(spark.range(100).filter("id % 2 = 0"), 10) is None
+    assert small_input(spark.range(5), 0) is None
+
+
+def test_arrow_tables_are_written_without_spark(spark, tmp_path):
+    """An Arrow table is a write's whole input: create, upsert, delete and insert, each a commit,
+    read back the same by both readers (Spark only reads here)."""
+    path = str(tmp_path / "fruit")
+    write(arrow([("a", "x", "eu", 1), ("b", "y", "us", 1), ("c", "z", "eu", 1)]), path, op("insert"))
+    write(arrow([("a", "x2", "eu", 2), ("a", "x1", "eu", 1), ("d", "w", "us", 1)]), path, op("upsert"))
+    write(arrow([("c", "z", "eu", 9)]), path, op("delete"))
+    last = write(arrow([("e", "v", "eu", 1)]), path, op("insert"))
+    assert both_readers(spark, path) == [("a", "x2", "eu", 2), ("b", "y", "us", 1), ("d", "w", "us", 1),
+                                         ("e", "v", "eu", 1)]
+    table = HoodieTable.load(path)
+    assert [i.timestamp for i in table.timeline.completed_writes()][-1] == last
+    assert len(table.timeline.completed_writes()) == 4
+
+
+def test_arrow_writes_refuse_what_needs_spark_and_bad_records(tmp_path):
+    path = str(tmp_path / "fruit")
+    with pytest.raises(HoodieConfigError, match="hoodie.clustering.inline"):
+        write(arrow([("a", "x", "eu", 1)]), path, op("insert", **{"hoodie.clustering.inline": "true"}))
+    with pytest.raises(HoodieValidationError, match="ordering field 'ts' is null"):
+        write(arrow([("a", "x", "eu", None)]), path, op("upsert"))
+    write(arrow([("a", "x", "eu", 1)]), path, op("insert"))
+    assert len(HoodieTable.load(path).timeline.completed_writes()) == 1

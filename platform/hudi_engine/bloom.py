@@ -306,6 +306,23 @@ def create_bloom_filter(num_entries: int, fpp: float, filter_type: str = DYNAMIC
     raise HoodieConfigError(f"unknown bloom filter type code {filter_type!r}")
 
 
+def continued_bloom_filter(stored: BloomFilter, num_entries: int, fpp: float, filter_type: str = DYNAMIC_V0,
+                           max_entries: int = 100000) -> BloomFilter | None:
+    """``stored`` (a base file's filter) to add a rewrite's new keys to, when it has the type and
+    geometry a new filter would have; None otherwise. A file group rewritten by a merge keeps its
+    keys but for the inserted and the deleted ones: the first are added, the second only cost a
+    false positive, and hashing the kept keys again is saved."""
+    fresh = create_bloom_filter(num_entries, fpp, filter_type, max_entries)
+    if (stored.type_code != fresh.type_code
+            or (stored.vector_size, stored.num_hashes) != (fresh.vector_size, fresh.num_hashes)):
+        return None
+    if isinstance(stored, DynamicBloomFilter) and isinstance(fresh, DynamicBloomFilter):
+        if stored.num_entries != fresh.num_entries:
+            return None
+        stored.max_entries = fresh.max_entries      # not serialized: the writer's bound again
+    return stored
+
+
 def _read_header(raw: memoryview, at: int) -> tuple[int, int, int]:
     version, num_hashes, hash_type, vector_size = _HEADER.unpack_from(raw, at)
     if version != _VERSION or hash_type != _MURMUR:

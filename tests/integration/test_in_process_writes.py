@@ -104,3 +104,26 @@ def test_arrow_writes_refuse_what_needs_spark_and_bad_records(tmp_path):
         write(arrow([("a", "x", "eu", None)]), path, op("upsert"))
     write(arrow([("a", "x", "eu", 1)]), path, op("insert"))
     assert len(HoodieTable.load(path).timeline.completed_writes()) == 1
+
+
+def test_a_rewritten_file_keeps_a_bloom_filter_of_all_its_keys(tmp_path):
+    """A merge continues the stored file's bloom filter with the keys it inserts: every key of the
+    new file is in its footer's filter, and the bloom index finds them."""
+    import pyarrow.parquet as pq
+
+    from hudi_engine.bloom import FOOTER_KEY, TYPE_CODE_KEY, deserialize_bloom_filter
+
+    path = str(tmp_path / "fruit")
+    write(arrow([(f"k{i:04d}", "x", "eu", 1) for i in range(3000)]), path, op("insert"))
+    # Updates and inserts in one partition: the inserts fill the (small) file group the updates rewrite.
+    write(arrow([("k0001", "new", "eu", 2)] + [(f"n{i:04d}", "y", "eu", 1) for i in range(500)]), path, op("upsert"))
+    (only,) = HoodieTable.load(path).fs_view().latest_file_slices()
+    f = pq.ParquetFile(str(Path(path) / only.base_file.path))
+    footer = f.metadata.metadata
+    bloom = deserialize_bloom_filter(footer[FOOTER_KEY.encode()], footer[TYPE_CODE_KEY.encode()])
+    keys = f.read(columns=["_hoodie_record_key"]).column(0)
+    assert len(keys) == 3500 and bloom.might_contain_many(keys).all()
+    instant = write(arrow([("n0499", "z", "eu", 2), ("k2999", "z", "eu", 2)]),
+                    path, op("upsert", **{"hoodie.index.type": "BLOOM"}))
+    stats = commit_stats(path, instant)
+    assert sum(s["numUpdateWrites"] for s in stats) == 2 and sum(s["numInserts"] for s in stats) == 0

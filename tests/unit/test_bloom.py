@@ -20,6 +20,7 @@ from hudi_engine.bloom import (
     FOOTER_KEY,
     SIMPLE,
     TYPE_CODE_KEY,
+    continued_bloom_filter,
     create_bloom_filter,
     deserialize_bloom_filter,
 )
@@ -262,3 +263,16 @@ def test_million_keys_are_fast():
     elapsed = time.perf_counter() - start
     assert bloom.might_contain_many(keys[:10000]).all()
     assert elapsed < 3.0, f"adding 1M keys took {elapsed:.2f}s"
+
+
+def test_a_rewrite_continues_the_stored_filter_only_when_it_is_the_one_it_would_make():
+    stored = create_bloom_filter(100, 0.01, DYNAMIC_V0, 1000)
+    stored.add_keys([f"k{i}" for i in range(250)])
+    loaded = deserialize_bloom_filter(stored.serialize(), DYNAMIC_V0)
+    continued = continued_bloom_filter(loaded, 100, 0.01, DYNAMIC_V0, 1000)
+    assert continued is loaded and continued.max_entries == 1000      # the bound is not serialized
+    continued.add_keys([f"n{i}" for i in range(600)])                  # grows rows up to the bound again
+    assert continued.might_contain_many([f"k{i}" for i in range(250)] + [f"n{i}" for i in range(600)]).all()
+    assert len(continued._rows) == 9
+    for other in ((200, 0.01, DYNAMIC_V0, 1000), (100, 0.001, DYNAMIC_V0, 1000), (100, 0.01, SIMPLE, 1000)):
+        assert continued_bloom_filter(deserialize_bloom_filter(stored.serialize(), DYNAMIC_V0), *other) is None

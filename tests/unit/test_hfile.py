@@ -321,6 +321,20 @@ def test_get_reads_one_block(monkeypatch):
     assert len(read) <= 2
 
 
+def test_get_many_reads_each_block_once(monkeypatch):
+    """Many keys cost a read of each block that may hold one, not a seek per key nor a scan."""
+    items = sample_items(2000)
+    reader = HFileReader(write_hfile(items, block_size=1024))
+    read = []
+    original = HFileReader._cells
+    monkeypatch.setattr(HFileReader, "_cells", lambda self, i: (read.append(i), original(self, i))[1])
+    wanted = [b"key-000003", b"key-000004", b"key-001500", b"key-001500", b"missing", b"\xff\xfe\x00binary", b""]
+    got = list(reader.get_many(wanted))
+    assert got == sorted((k, v) for k, v in items if k in set(wanted))
+    assert len(read) == len(set(read)) <= 4 < reader.block_count
+    assert list(reader.get_many([])) == [] and list(reader.get_many([b"zzz", b"a"])) == []
+
+
 def test_long_keys():
     """Index keys of 126+ bytes need a multi-byte length: the fixed layout's Hadoop VInt reads back;
     Hudi 1.1's Protobuf varint would be unreadable by Hudi, so that layout refuses them."""

@@ -14,7 +14,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .. import config as C
-from ..bloom import create_bloom_filter
+from ..bloom import (FOOTER_KEY, TYPE_CODE_KEY, BloomFilter, continued_bloom_filter, create_bloom_filter,
+                     deserialize_bloom_filter)
+from ..errors import HoodieError
 from ..config import HoodieConfig
 from ..schema.arrow import conform, parquet_codec, repeat_string
 from ..schema.meta_fields import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, META_SCHEMA, RECORD_KEY
@@ -59,6 +61,29 @@ def read_base_file(storage: Storage, rel: str, columns: list[str] | None = None)
         return f.read(columns=columns)
 
 
+def read_base_file_and_footer(storage: Storage, rel: str) -> tuple[pa.Table, dict[bytes, bytes]]:
+    with parquet_file(storage, rel) as f:
+        return f.read(), f.metadata.metadata or {}
+
+
+def _bloom_settings(cfg: HoodieConfig) -> tuple[int, float, str, int]:
+    return (cfg.get(C.BLOOM_NUM_ENTRIES), cfg.get(C.BLOOM_FPP), cfg.get_str(C.BLOOM_FILTER_TYPE),
+            cfg.get(C.BLOOM_DYNAMIC_MAX_ENTRIES))
+
+
+def continued_filter(footer: dict[bytes, bytes], cfg: HoodieConfig) -> BloomFilter | None:
+    """A stored base file's bloom filter for its rewrite to add new keys to, when it is the filter
+    this writer would make (``bloom.continued_bloom_filter``); None to build a new one."""
+    raw = footer.get(FOOTER_KEY.encode())
+    if raw is None:
+        return None
+    try:
+        stored = deserialize_bloom_filter(raw, footer.get(TYPE_CODE_KEY.encode(), b""))
+    except HoodieError:
+        return None
+    return continued_bloom_filter(stored, *_bloom_settings(cfg))
+
+
 def ensure_partition_metadata(storage: Storage, partition: str, instant: str) -> None:
     """Write ``.hoodie_partition_metadata`` once per partition; concurrent tasks race harmlessly."""
     path = f"{partition}/{PARTITION_METAFILE}" if partition else PARTITION_METAFILE
@@ -76,7 +101,8 @@ class BaseFileWriter:
     """Streams rows into one new base file of a file group and returns its Hudi write stat."""
 
     def __init__(self, ctx: WriteContext, partition: str, file_id: str, token: str,
-                 io_type: str, prev_commit: str | None):
+                 io_type: str, prev_commit: str | None, bloom: BloomFilter | None = None):
+        """``bloom``: a filter to continue (``continued_filter``) instead of a new one."""
         self.ctx, self.partition, self.file_id, self.prev_commit = ctx, partition, file_id, prev_commit
         self.file_name = base_file_name(file_id, token, ctx.instant)
         self.path = f"{partition}/{self.file_name}" if partition else self.file_name
@@ -84,9 +110,7 @@ class BaseFileWriter:
         storage = ctx.storage
         storage.write_bytes(marker_path(ctx.instant, partition, self.file_name, io_type), b"")
         ensure_partition_metadata(storage, partition, ctx.instant)
-        self._bloom = create_bloom_filter(cfg.get(C.BLOOM_NUM_ENTRIES), cfg.get(C.BLOOM_FPP),
-                                          cfg.get_str(C.BLOOM_FILTER_TYPE),
-                                          cfg.get(C.BLOOM_DYNAMIC_MAX_ENTRIES))
+        self._bloom = bloom or create_bloom_filter(*_bloom_settings(cfg))
         self._min_key: str | None = None
         self._max_key: str | None = None
         self._seq = 0
@@ -95,10 +119,11 @@ class BaseFileWriter:
         self._stream = storage.open_output(self.path)
         self._writer: pq.ParquetWriter | None = None      # opened by the first rows (their dictionary columns)
 
-    def write(self, rows: pa.Table, stamp: bool, task_partition: int) -> pa.Table:
+    def write(self, rows: pa.Table, stamp: bool, task_partition: int, new_keys: pa.Array | None = None) -> pa.Table:
         """Write rows; ``stamp`` gives them this instant's commit time and sequence numbers,
         otherwise (stored rows carried over) they keep theirs. Either way they get this file's name.
-        Returns the rows as written (CDC logs them)."""
+        ``new_keys``: the only keys of ``rows`` the bloom filter lacks (a continued filter); all
+        of them when None. Returns the rows as written (CDC logs them)."""
         n = rows.num_rows
         if n == 0:
             return conform(rows, self.ctx.file_schema)
@@ -112,7 +137,7 @@ class BaseFileWriter:
         rows = _set(rows, FILE_NAME, repeat_string(self.file_name, n))
         rows = conform(rows, self.ctx.file_schema)
         keys = rows[RECORD_KEY]
-        self._bloom.add_keys(keys)
+        self._bloom.add_keys(keys if new_keys is None else new_keys)
         lo, hi = pc.min_max(keys).values()
         lo, hi = lo.as_py(), hi.as_py()
         self._min_key = lo if self._min_key is None or lo < self._min_key else self._min_key
@@ -141,8 +166,8 @@ class BaseFileWriter:
         footer = {
             "parquet.avro.schema": self.ctx.avro_footer_schema,
             "writer.model.name": "avro",
-            "org.apache.hudi.bloomfilter": self._bloom.serialize(),
-            "hoodie_bloom_filter_type_code": self._bloom.type_code,
+            FOOTER_KEY: self._bloom.serialize(),
+            TYPE_CODE_KEY: self._bloom.type_code,
         }
         if self._min_key is not None:
             footer["hoodie_min_record_key"] = self._min_key

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import bisect
 import struct
-from typing import Iterator
+from typing import Iterable, Iterator
 
 from ..errors import HoodieCorruptFileError
 from .block import Block, read_block
@@ -120,6 +120,24 @@ class HFileReader:
             if k > key:
                 return None
         return None
+
+    def get_many(self, keys: Iterable[bytes]) -> Iterator[tuple[bytes, bytes]]:
+        """(key, value) of those of ``keys`` the file holds, in key order: each data block that
+        may hold one is read once, however many of the keys it may hold (a seek per block, not per key)."""
+        wanted = sorted(set(bytes(k) for k in keys))
+        blocks: dict[int, set[bytes]] = {}
+        for key in wanted:
+            i = self._block_for(key)
+            if i >= 0:
+                blocks.setdefault(i, set()).add(key)
+        for i in sorted(blocks):
+            mine = blocks[i]
+            last = max(mine)
+            for k, v in self._cells(i):
+                if k in mine:
+                    yield k, v
+                if k >= last:
+                    break
 
     def scan_prefix(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
         """(key, value) of the keys starting with ``prefix``, in order, from the first block that

@@ -13,7 +13,7 @@ from typing import Iterator
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..bloom import deserialize_bloom_filter
+from ..bloom import FOOTER_KEY, TYPE_CODE_KEY, deserialize_bloom_filter
 from ..file_group.base_file import parquet_file, read_footer
 from ..schema.meta_fields import RECORD_KEY
 from ..storage import Storage
@@ -21,7 +21,7 @@ from ..storage import Storage
 RANGE_SCHEMA = pa.schema([("_p", pa.string()), ("_fid", pa.string()), ("_lo", pa.string()), ("_hi", pa.string())])
 MATCH_SCHEMA = pa.schema([("_k", pa.string()), ("_p", pa.string()), ("_fid", pa.string())])
 MIN_KEY, MAX_KEY = b"hoodie_min_record_key", b"hoodie_max_record_key"
-BLOOM_KEY, BLOOM_TYPE = b"org.apache.hudi.bloomfilter", b"hoodie_bloom_filter_type_code"
+BLOOM_KEY, BLOOM_TYPE = FOOTER_KEY.encode(), TYPE_CODE_KEY.encode()
 
 
 @dataclass(frozen=True)

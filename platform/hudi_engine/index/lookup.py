@@ -41,9 +41,12 @@ def stored_keys(storage: Storage, slices: list[FileSlice], prepared: pa.Table, c
     by_partition = kind not in GLOBAL_INDEXES
     partitions = prepared[PARTITION_PATH].combine_chunks()
 
-    def candidates(ref: BaseFileRef) -> pa.Array:
-        mine = keys.filter(pc.equal(partitions, ref.partition)) if by_partition else keys
-        return pc.unique(mine)
+    if by_partition:
+        per_partition = {p: pc.unique(keys.filter(pc.equal(partitions, p))) for p in {r.partition for r in refs}}
+        candidates = lambda ref: per_partition[ref.partition]
+    else:
+        everywhere = pc.unique(keys)
+        candidates = lambda ref: everywhere
 
     if kind in (BLOOM, GLOBAL_BLOOM):
         prune = cfg.get(C.BLOOM_INDEX_PRUNE_BY_RANGES)

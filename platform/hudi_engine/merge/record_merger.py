@@ -35,6 +35,7 @@ class MergeResult:
     num_updates: int
     num_inserts: int
     num_deletes: int
+    inserted_keys: pa.Array | None = None     # keys of ``written`` the stored rows did not have
 
 
 def is_delete(incoming: pa.Table) -> np.ndarray:
@@ -80,12 +81,14 @@ def merge(stored: pa.Table | None, incoming: pa.Table, spec: MergeSpec) -> Merge
     if stored is None or stored.num_rows == 0:
         written = incoming.filter(pa.array(~deletes))
         return MergeResult(stored.slice(0, 0) if stored is not None else pa.table({}),
-                           written, 0, written.num_rows, 0)
+                           written, 0, written.num_rows, 0, written[RECORD_KEY].combine_chunks())
 
     stored_keys = stored[RECORD_KEY]
     incoming_keys = incoming[RECORD_KEY]
     touched = pc.is_in(stored_keys, value_set=incoming_keys).to_numpy(zero_copy_only=False)
-    matched = pc.is_in(incoming_keys, value_set=stored_keys).to_numpy(zero_copy_only=False)
+    # Only the stored keys an incoming one touches can match: a set of those, not of every stored key.
+    matched = pc.is_in(incoming_keys, value_set=stored_keys.filter(pa.array(touched)).combine_chunks()
+                       ).to_numpy(zero_copy_only=False)
 
     incoming_wins = np.ones(incoming.num_rows, dtype=bool)
     if spec.event_time and spec.ordering_field and matched.any():
@@ -108,6 +111,7 @@ def merge(stored: pa.Table | None, incoming: pa.Table, spec: MergeSpec) -> Merge
         num_updates=int((write_mask & matched).sum()),
         num_inserts=int((write_mask & ~matched).sum()),
         num_deletes=int((deletes & matched).sum()),
+        inserted_keys=incoming_keys.filter(pa.array(write_mask & ~matched)).combine_chunks(),
     )
 
 

@@ -49,16 +49,9 @@ def log_blocks(items: list[tuple[bytes, bytes]], deletes: list[str], instant: st
     return blocks
 
 
-SEEKS = 64   # more keys than this: one pass over a file beats a seek (one block inflated) per key
-
-
 def _entries(reader: HFileReader, keys: Iterable[str] | None, prefixes: Iterable[str] | None):
     if keys is not None:
-        wanted = [k.encode("utf-8") for k in keys]
-        if len(wanted) > SEEKS:
-            wanted_set = set(wanted)
-            return ((k, v) for k, v in reader.items() if k in wanted_set)
-        return ((k, v) for k, v in ((k, reader.get(k)) for k in wanted) if v is not None)
+        return reader.get_many(k.encode("utf-8") for k in keys)
     if prefixes is not None:
         return (e for p in prefixes for e in reader.scan_prefix(p.encode("utf-8")))
     return reader.items()

@@ -14,8 +14,7 @@ import pyarrow.compute as pc
 from .. import config as C
 from ..cdc import written as cdc_changes
 from ..errors import HoodieValidationError
-from ..file_group.base_file import read_base_file
-from ..file_group.base_file import BaseFileWriter, WriteContext
+from ..file_group.base_file import BaseFileWriter, WriteContext, continued_filter, read_base_file_and_footer
 from ..file_group.naming import new_file_id
 from ..file_group.tasks import stats_batch, task_identity
 from ..keygen import KeyGenerator
@@ -79,15 +78,19 @@ class WriteFileGroup:
         if self.append is not None and file_id in self.append.targets:
             return pa.Table.from_batches([stats_batch(self.append(file_id, incoming, task_partition, token))])
         target = self.targets[file_id]
-        stored = None
+        stored, bloom = None, None
         if target.base_path:
-            stored = read_base_file(self.ctx.storage, target.base_path)
+            stored, footer = read_base_file_and_footer(self.ctx.storage, target.base_path)
             stored = conform(stored, self.ctx.file_schema)
+            bloom = continued_filter(footer, self.ctx.config)
         result = merge(stored, incoming, self.spec)
         writer = BaseFileWriter(self.ctx, target.partition, file_id, token,
-                                "MERGE" if target.base_path else "CREATE", target.prev_commit)
-        writer.write(result.kept, stamp=False, task_partition=task_partition)
-        written = writer.write(result.written, stamp=True, task_partition=task_partition)
+                                "MERGE" if target.base_path else "CREATE", target.prev_commit, bloom)
+        no_keys = pa.array([], pa.string())
+        writer.write(result.kept, stamp=False, task_partition=task_partition,
+                     new_keys=no_keys if bloom is not None else None)
+        written = writer.write(result.written, stamp=True, task_partition=task_partition,
+                               new_keys=result.inserted_keys if bloom is not None else None)
         stat = writer.close(result.num_inserts, result.num_updates, result.num_deletes)
         if stored is not None and cdc_mode(self.ctx) is not None:
             dropped = stored[RECORD_KEY].filter(pc.invert(pc.is_in(

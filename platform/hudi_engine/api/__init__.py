@@ -19,6 +19,7 @@ _EXPORTS = {
     # writing and reading
     "write": "hudi_engine.api.writes",
     "read": "hudi_engine.read.reader",
+    "read_arrow": "hudi_engine.read.in_process",
     "read_cdc": "hudi_engine.read.cdc",
     "cdc_batches": "hudi_engine.read.cdc",
     # a table: properties, timeline, files, schema, pending plans
@@ -89,6 +90,7 @@ if TYPE_CHECKING:  # what type checkers (and readers) see
     from ..metadata_table.reader import MetadataReader, table_view
     from ..read.cdc import cdc_batches, read_cdc
     from ..read.plan import table_schema
+    from ..read.in_process import read_arrow
     from ..read.reader import read
     from ..schema.avro import arrow_to_avro, avro_to_arrow, to_json
     from ..schema.meta_fields import COMMIT_TIME, META_FIELDS, OPERATION_FIELD, PARTITION_PATH, RECORD_KEY

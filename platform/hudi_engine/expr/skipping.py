@@ -170,3 +170,19 @@ def to_expression(pred: Predicate):
         return col.isNull() if pred.op == "IS NULL" else col.isNotNull()
     return {"=": col.__eq__, "!=": col.__ne__, "<": col.__lt__, "<=": col.__le__,
             ">": col.__gt__, ">=": col.__ge__}[pred.op](v)
+
+
+def to_arrow_expression(pred: Predicate):
+    """The same predicate as an Arrow expression, with Spark's null semantics (a comparison with
+    null keeps no row, NOT IN included)."""
+    import pyarrow.compute as pc
+
+    col, v = pc.field(pred.column), pred.value
+    if pred.op == "IN":
+        return col.isin(list(v))
+    if pred.op == "NOT IN":
+        return col.is_valid() & ~col.isin(list(v))
+    if pred.op in ("IS NULL", "IS NOT NULL"):
+        return col.is_null() if pred.op == "IS NULL" else col.is_valid()
+    return {"=": col.__eq__, "!=": col.__ne__, "<": col.__lt__, "<=": col.__le__,
+            ">": col.__gt__, ">=": col.__ge__}[pred.op](v)

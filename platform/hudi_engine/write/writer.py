@@ -1,10 +1,13 @@
-"""``write_operation(df, base_path, options)``: one Hudi write, driven from the Spark driver.
+"""``write_operation(df, base_path, options)``: one Hudi write, driven from the Spark driver (or,
+for an Arrow table, from this process alone).
 
-The driver owns the timeline and plans (counts per partition and file group, never rows);
-executors tag, merge and write files. The write is one ``Transaction``: a failed write is rolled
-back there, and a killed one by the next writer, so readers only ever see completed instants. The
-operations themselves are in ``operations``; index tagging in ``index.tagging``, bucket and insert
-routing in ``routing``, insert sizing in ``planner``.
+The driver owns the timeline and plans (counts per partition and file group, never table rows);
+the data steps (tag, merge, write files) run on a plane (``plane``): Spark's executors, or this
+process for a small input, which is then collected once (at most
+``hoodie.write.in.process.max.records`` records). The write is one ``Transaction``: a failed write
+is rolled back there, and a killed one by the next writer, so readers only ever see completed
+instants. The operations themselves are in ``operations``; index tagging in ``index.tagging`` and
+``index.lookup``, bucket and insert routing in ``routing``, insert sizing in ``planner``.
 """
 from __future__ import annotations
 

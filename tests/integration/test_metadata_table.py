@@ -14,6 +14,7 @@ from hudi_engine import read, write
 from hudi_engine.bloom import FOOTER_KEY
 from hudi_engine.errors import HoodieConfigError
 from hudi_engine.file_group.fs_view import FileSystemView
+from hudi_engine.metadata_table.codec import split
 from hudi_engine.metadata_table.keys import bloom_filter_key
 from hudi_engine.metadata_table.layout import MDT_DIR
 from hudi_engine.metadata_table.reader import MetadataReader
@@ -97,6 +98,11 @@ def test_every_partition_follows_inserts_upserts_and_deletes(spark, base_path, t
     assert props["hoodie.table.metadata.partitions"] == "bloom_filters,column_stats,files,record_index"
     mdt = HoodieTable.load(posixpath.join(base_path, MDT_DIR))
     assert mdt.props["hoodie.table.base.file.format"] == "HFILE" and mdt.table_type == "MERGE_ON_READ"
+    # Compaction merges the record index without decoding values: the same entries as decoding gives.
+    reader = MetadataReader(HoodieTable.load(base_path))
+    for file_slice in reader.file_slices("record_index"):
+        assert file_slice.log_files
+        assert reader.slice_reader.read_replacing(file_slice) == split(reader.slice_reader.read(file_slice))[0]
 
 
 def test_a_write_that_fails_after_its_metadata_commit_is_rolled_back_in_both(spark, table_path, monkeypatch):
@@ -254,3 +260,16 @@ def test_record_index_needs_the_metadata_table(spark, table_path):
     with pytest.raises(HoodieConfigError, match="RECORD_INDEX.*hoodie.metadata.enable=true"):
         write(batch(spark, range(3), "a", 1), table_path,
               options(**{"hoodie.index.type": "RECORD_INDEX", "hoodie.metadata.enable": "false"}))
+
+
+def test_record_index_written_by_hudi_is_compacted_by_decoding_its_values(tmp_path):
+    """Real Hudi's record-index files carry its own schema text: the raw merge declines them (its
+    values would be carried into a file declaring another schema) and compaction decodes them."""
+    path = str(unzip_fixture("quickstart_trips_table/mor/avro/v8_trips_8i3u1d.zip", tmp_path))
+    reader = MetadataReader(HoodieTable.load(path))
+    slices = reader.file_slices("record_index")
+    assert any(s.base_file for s in slices)
+    for file_slice in slices:
+        raw = reader.slice_reader.read_replacing(file_slice)
+        decoded = split(reader.slice_reader.read(file_slice))[0]
+        assert (raw is None) if file_slice.base_file else (raw == decoded)

@@ -68,6 +68,18 @@ def base_values(data: bytes, path: str, keys: Iterable[str] | None = None,
         yield key, decode(v, schema, key)
 
 
+def raw_entries(source: HFileReader | LogBlock) -> Iterator[tuple[bytes, bytes | None]] | None:
+    """A base HFile's or a log block's entries as stored (a deleted key with None), when written
+    with this engine's schema: values then need no decoding to be carried over. None otherwise."""
+    if isinstance(source, HFileReader):
+        return source.items() if source.file_info.get(SCHEMA_KEY) == SCHEMA_JSON.encode() else None
+    if source.block_type == BlockType.DELETE_BLOCK:
+        return ((k.encode("utf-8"), None) for k in delete_block_keys(source).column("record_key").to_pylist())
+    if source.block_type == BlockType.HFILE_DATA_BLOCK and source.schema == SCHEMA_JSON:
+        return hfile_block_reader(source).items()
+    return None
+
+
 def block_values(block: LogBlock, keys: Iterable[str] | None = None,
                  prefixes: Iterable[str] | None = None) -> Iterator[tuple[str, dict | Delete]]:
     """The (key, value) pairs a log block holds: records of an HFile data block (only the given

@@ -18,7 +18,8 @@ from ..file_group.fs_view import FileSlice, FileSystemView
 from ..file_group.log_scanner import read_valid_blocks
 from ..storage import FileInfo, Storage
 from ..table.meta_client import HoodieTable
-from .codec import base_values, block_values
+from .codec import base_values, block_values, raw_entries
+from ..hfile import HFileReader
 from .keys import ALL_PARTITIONS_KEY, column_stats_key_prefix, file_group_index, files_key, partition_path_of_identifier
 from .layout import COLUMN_STATS, FILES, RECORD_INDEX, open_mdt, table_partitions, valid_instants
 from .merge import combine, is_live
@@ -155,6 +156,23 @@ class SliceReader:
             for k, v in block_values(block, keys, prefixes):
                 take(k, v)
         return {k: v for k, v in values.items() if v is not None}
+
+
+    def read_replacing(self, file_slice: FileSlice) -> list[tuple[bytes, bytes]] | None:
+        """The slice merged as the record index merges (a newer value replaces the older, a delete
+        removes it), as sorted HFile entries, no value decoded; None when a file or block was
+        written with another schema than this engine's (``read`` decodes those)."""
+        entries: dict[bytes, bytes | None] = {}
+        sources: list = []
+        if file_slice.base_file is not None:
+            path = file_slice.base_file.path
+            sources.append(HFileReader(self.storage.read_bytes(path), path=path))
+        for source in sources + list(read_valid_blocks(self.storage, file_slice.log_files, self.visible)):
+            stored = raw_entries(source)
+            if stored is None:
+                return None
+            entries.update(stored)
+        return sorted((k, v) for k, v in entries.items() if v is not None)
 
 
 def table_view(table: HoodieTable) -> FileSystemView:

@@ -22,6 +22,7 @@ from ...table.meta_client import HoodieTable
 from ...table.pending import compaction_operation, delta_commits_since_compaction
 from ...timeline.avro_models import COMPACTION_PLAN, encode_instant_avro
 from ...timeline.commit_metadata import commit_metadata
+from ...threads import parallel_map
 from ...timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, WRITE_ACTIONS, Instant, State
 from ..commit import complete
 
@@ -41,8 +42,6 @@ def compact_if_due(mdt: HoodieTable, table: HoodieTable, current: str, spark=Non
     blocked = [i for i in table.timeline.pending(WRITE_ACTIONS) if i.timestamp != current and i.timestamp < newest]
     if blocked:
         return mdt
-    if spark is None and mdt.storage.exists(RECORD_INDEX):
-        return mdt      # the record index is as big as the key set: left to the next sync with Spark
     compact(mdt, table, newest + COMPACTION_SUFFIX, spark)
     return mdt.reload()
 
@@ -63,7 +62,7 @@ def compact(mdt: HoodieTable, table: HoodieTable, instant: str, spark=None) -> N
     timeline.transition_to_inflight(requested)
     task = _CompactSlices(MetadataReader(table, mdt=mdt).slice_reader, tuple(slices), instant)
     if spark is None:
-        stats = [task.compact(i) for i in range(len(slices))]
+        stats = parallel_map(task.compact, range(len(slices)))
     else:
         from pyspark.sql.pandas.types import from_arrow_schema
 
@@ -84,7 +83,10 @@ class _CompactSlices:
 
     def compact(self, index: int) -> dict:
         file_slice = self.slices[index]
-        items, _ = split(self.reader.read(file_slice))   # deleted keys simply end here
+        # The record index (as big as the table's key set) is merged without decoding its values.
+        items = self.reader.read_replacing(file_slice) if file_slice.partition == RECORD_INDEX else None
+        if items is None:
+            items, _ = split(self.reader.read(file_slice))   # deleted keys simply end here
         return write_base(self.reader.storage, file_slice.partition, file_slice.file_id, self.instant, "0-0-0",
                           items, prev_commit=file_slice.base_instant)
 

@@ -26,12 +26,16 @@ def read_arrow(base_path: str, options: dict | None = None, filters=None,
         if is_cdc_query(options):
             cdc = plan_cdc(table, options)
             parts = parallel_map(lambda group: [split_changes(storage, cdc, split) for split in group], cdc.groups)
-            result = pa.concat_tables([QUERY_SCHEMA.empty_table(), *(t for p in parts for t in p)])
+            result = _concat([t for p in parts for t in p], QUERY_SCHEMA)
         else:
             plan = plan_read(table, options, filters)
             parts = parallel_map(lambda s: read_file_slice(storage, s, plan.schema, plan.commit_times, plan.merge),
                                  plan.slices)
-            result = pa.concat_tables([plan.schema.empty_table(), *parts])
+            result = _concat(parts, plan.schema)
             for pred in predicates(filters, plan.schema):
                 result = result.filter(to_arrow_expression(pred))
     return result.select(columns) if columns is not None else result
+
+
+def _concat(parts: list[pa.Table], schema: pa.Schema) -> pa.Table:
+    return pa.concat_tables(parts) if parts else schema.empty_table()

@@ -170,11 +170,6 @@ class WriteJob:
     # --- driver flow -----------------------------------------------------------------------------
     def run(self) -> str:
         self._check_input()
-        if isinstance(self.plane, SparkPlane):
-            rows = small_input(self.df, self.cfg.get(C.IN_PROCESS_MAX_RECORDS))
-            if rows is not None:
-                log.info(f"{self.operation} of {rows.num_rows} records: written in this process, no Spark stage")
-                self.plane = ArrowPlane(self, rows, self.spark)
         data_schema = self._write_schema()
         avro = arrow_to_avro(data_schema, self.table.name)
         self.schema_json = to_json(avro)
@@ -186,10 +181,9 @@ class WriteJob:
         self.txn = Transaction.begin(self.table, self.action, self.cfg, self.spark, requested,
                                      prepare=self._prepare, by_bucket=self.by_bucket)
         self.instant = self.txn.instant
-        if isinstance(self.plane, ArrowPlane):
-            self.txn.in_process()
         try:
             with self.txn:
+                self._choose_plane()
                 self.ctx = WriteContext(self.table.storage, self.instant.timestamp, data_schema,
                                         to_json(add_meta_fields(avro)), self.cfg.raw())
                 with self._spark_settings():
@@ -202,6 +196,17 @@ class WriteJob:
         log.info(f"committed {self.action} {self.instant.timestamp}: "
                  f"{sum(s['numWrites'] for s in stats)} records in {len(stats)} files")
         return self.instant.timestamp
+
+    def _choose_plane(self) -> None:
+        """In the transaction, as the Spark path reads its input there too: a small DataFrame is
+        collected and written in this process (``small_input``)."""
+        if isinstance(self.plane, SparkPlane):
+            rows = small_input(self.df, self.cfg.get(C.IN_PROCESS_MAX_RECORDS))
+            if rows is not None:
+                log.info(f"{self.operation} of {rows.num_rows} records: written in this process, no Spark stage")
+                self.plane = ArrowPlane(self, rows, self.spark)
+        if isinstance(self.plane, ArrowPlane):
+            self.txn.in_process()
 
     def _spark_settings(self):
         """This write's Spark jobs, named and sized (none when it runs in this process)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Callable, Sequence
 
@@ -18,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import config as C
+from .. import progress
 from ..file_group.naming import write_token
 from ..index.lookup import tag_rows
 from ..index.tagging import BUCKET_COLUMN
@@ -130,7 +132,7 @@ class ArrowPlane:
             return [json.loads(s) for s in out.column("stat").to_pylist()]
 
         log.info(f"{job.operation} {job.instant.timestamp}: merging {len(slices)} file groups in this process")
-        return [s for stats in parallel_map(write, range(len(slices))) for s in stats]
+        return self._tasks(write, len(slices))
 
     def bulk_insert(self, prepare: Prepare, sort_mode: str, parallelism: int) -> list[dict]:
         """The rows in up to ``parallelism`` (else one per core) contiguous shares, each written
@@ -149,7 +151,26 @@ class ArrowPlane:
             out = _run(BulkInsert(job.ctx, task=(i, write_token(i, 0, 0))), prepared.slice(i * size, size))
             return [json.loads(s) for s in out.column("stat").to_pylist()] if out is not None else []
 
-        return [s for stats in parallel_map(write, range(shares)) for s in stats]
+        return self._tasks(write, shares)
+
+    def _tasks(self, fn: Callable[[int], list[dict]], count: int) -> list[dict]:
+        """``fn(0..count-1)`` on threads, their write stats joined; each one done is reported to
+        the progress sink as a Spark task would be (``spark_jobs.SparkTaskProgress``)."""
+        report, what = progress.sink(), f"{self.job.operation} {self.job.instant.timestamp}"
+        done, lock = [0], threading.Lock()
+
+        def task(i: int) -> list[dict]:
+            stats = fn(i)
+            if report is not None:
+                with lock:
+                    done[0] += 1
+                    report(what, done[0], count)
+            return stats
+
+        results = parallel_map(task, range(count))
+        if report is not None and count:
+            report(what, count, count, True)
+        return [s for stats in results for s in stats]
 
 
 def _mix(h: np.ndarray) -> np.ndarray:

@@ -26,6 +26,7 @@ from ..index.tagging import BUCKET_COLUMN
 from ..java_hash import java_string_hashes
 from ..merge.record_merger import MergeSpec, deduplicate
 from ..schema.meta_fields import PARTITION_PATH, RECORD_KEY
+from ..spark_jobs import ARROW_BATCH_ROWS as BATCH_ROWS
 from ..threads import parallel_map, workers
 from .planner import InsertBucket, Target
 from .tasks import TARGET, BulkInsert, Prepare
@@ -34,9 +35,6 @@ if TYPE_CHECKING:
     from .writer import WriteJob
 
 log = logging.getLogger(__name__)
-
-BATCH_ROWS = 50_000
-
 
 class ArrowPlane:
     def __init__(self, job: "WriteJob", rows: pa.Table, spark=None):

@@ -11,6 +11,9 @@ import sys
 import types
 
 from .errors import HoodieConfigError, HoodieError, HoodieTableNotFoundError, HoodieTimelineError, HoodieValidationError
+from .worker_imports import lazy_zip_invalidation
+
+lazy_zip_invalidation()
 
 __all__ = ["write", "read", "HoodieError", "HoodieConfigError", "HoodieValidationError",
            "HoodieTableNotFoundError", "HoodieTimelineError"]

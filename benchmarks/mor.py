@@ -51,8 +51,11 @@ KEY_SETS = 100                   # an upsert takes one key set in KEY_SETS: 1% o
 MOR_OPTIONS = {**HUDI_OPTIONS, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
 COW_OPTIONS = dict(HUDI_OPTIONS)
 READ_OPTIMIZED = {"hoodie.datasource.query.type": "read_optimized"}
+DATA_COLUMNS = ("uuid", "ts", "region", "rider", "fare", "tip", "distance_km", "passengers", "rating",
+                "status", "event_time")
 
 PARQUET_WRITE, PARQUET_READ = "parquet write", "parquet read"
+PARQUET_READ_ALL = "parquet read, all columns"
 BULK_COW, UPSERT_COW = "bulk_insert COW", "upsert 1% COW"
 BULK_MOR, UPSERT_MOR = "bulk_insert MOR", "upsert 1% MOR"
 COMPACTION = "compaction"
@@ -68,10 +71,17 @@ def snapshot_name(logs: int | None) -> str:
     return f"snapshot read, {logs} log file{'' if logs == 1 else 's'}"
 
 
+def all_columns_name(logs: int) -> str:
+    """The snapshot read of every data column with ``logs`` log files per file group."""
+    return f"{snapshot_name(logs)}, all columns"
+
+
 def versus(name: str) -> tuple[str, ...]:
     if name in VERSUS:
         return VERSUS[name]
-    return (PARQUET_READ,) if "read" in name and name != PARQUET_READ else ()
+    if name.endswith("all columns") and name != PARQUET_READ_ALL:
+        return (PARQUET_READ_ALL,)
+    return (PARQUET_READ,) if "read" in name and name not in (PARQUET_READ, PARQUET_READ_ALL) else ()
 
 
 # --- data ------------------------------------------------------------------------------------------
@@ -100,6 +110,15 @@ def totals(df) -> tuple[int, int]:
 
     row = df.agg(F.count(F.lit(1)), F.sum(F.col("ts") - F.lit(TS0))).first()
     return int(row[0]), int(row[1] or 0)
+
+
+def all_columns(df) -> int:
+    """The timed query over every data column: rows, and a hash of each row summed so no column
+    goes unread."""
+    from pyspark.sql import functions as F
+
+    row = df.agg(F.count(F.lit(1)), F.sum(F.hash(*DATA_COLUMNS))).first()
+    return int(row[0])
 
 
 def statuses(df) -> dict[str, int]:
@@ -311,6 +330,8 @@ class Bench(PhaseRecorder):
                     self.last(PARQUET_WRITE).written_bytes = dir_bytes(plain)
                 got = self.timed(PARQUET_READ, n, lambda: totals(spark.read.parquet(plain)))
                 self.check_read("parquet", got, 0)
+                got = self.timed(PARQUET_READ_ALL, n, lambda: all_columns(spark.read.parquet(plain)))
+                check(got == n, f"parquet read of all columns: {got} rows")
 
                 shutil.rmtree(cow, ignore_errors=True)
                 self.bulk_insert(BULK_COW, cow, COW_OPTIONS, "commit")
@@ -333,6 +354,8 @@ class Bench(PhaseRecorder):
                 self.upsert_mor(UPSERT_MOR, first, 1)
                 got = self.timed(snapshot_name(1), n, lambda: totals(read(spark, self.mor)))
                 self.check_read("snapshot, 1 log file", got, 1)
+                got = self.timed(all_columns_name(1), n, lambda: all_columns(read(spark, self.mor)))
+                check(got == n, f"snapshot of all columns, 1 log file: {got} rows")
                 if rep == self.repeat - 1:
                     self.check_statuses("snapshot, 1 log file", read(spark, self.mor), 1)
         finally:
@@ -402,6 +425,8 @@ class Bench(PhaseRecorder):
             for rep in range(self.repeat):
                 got = self.timed(snapshot_name(level), n, lambda: totals(read(spark, self.mor)))
                 self.check_read(f"snapshot, {level} log files", got, done)
+                got = self.timed(all_columns_name(level), n, lambda: all_columns(read(spark, self.mor)))
+                check(got == n, f"snapshot of all columns, {level} log files: {got} rows")
             self.check_statuses(f"snapshot, {level} log files", read(spark, self.mor), done)
         self.upserts = done
         name = f"read_optimized, {done} log files"
@@ -511,7 +536,9 @@ def write_results(path: Path, command: str, started: dt.datetime, info: dict, pa
         "- **Reads:** the timed query is `count(*)` and `sum(ts)` in one pass over "
         "`hudi_engine.read(spark, path, options)` (snapshot, or `hoodie.datasource.query.type="
         "read_optimized`), against the same over `spark.read.parquet` of the N rows the parquet "
-        "write wrote (its 4 files)",
+        "write wrote (its 4 files); the *all columns* reads time `count(*)` and the sum of "
+        "`hash()` over the 11 data columns instead, so every column is read (a query that wants "
+        "whole rows), against the same over those parquet files",
         f"- **Compaction:** `schedule_compaction(table, force=True)` then `run_compactions(spark, "
         f"table, options=...)` with the writes' options (so {CODEC} base files), on the table with "
         f"{LOG_LEVELS[-1]} log files per file group; each run on a fresh copy of it (copied outside "

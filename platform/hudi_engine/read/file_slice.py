@@ -8,16 +8,16 @@ from typing import NamedTuple
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..file_group.base_file import read_base_file
+from ..file_group.base_file import parquet_file, read_base_file
 from ..file_group.fs_view import FileSlice
 from ..file_group.log_file import BlockType, data_block_records, delete_block_keys
 from ..file_group.log_scanner import Visibility, read_valid_blocks
 from ..keygen import KeyGenerator
-from ..merge.record_merger import MergeSpec
+from ..merge.record_merger import OP_COLUMN, MergeSpec, merge
 from ..schema.arrow import conform
 from ..schema.meta_fields import COMMIT_TIME, RECORD_KEY
 from ..storage import Storage
-from .log_merge import DATA, DELETES, LogPart, merge_slice, unmerged_slice
+from .log_merge import DATA, DELETES, LogPart, combine_log_records, merge_slice, unmerged_slice
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,34 @@ def slice_rows(storage: Storage, file_slice: FileSlice, schema: pa.Schema,
     parts = log_parts(storage, file_slice, work, how)
     rows = unmerged_slice(base, parts) if how.skip_merge else merge_slice(base, parts, how.spec)
     return SliceRows(rows, base, parts)
+
+
+def combined_log(storage: Storage, file_slice: FileSlice, schema: pa.Schema, how: SliceMerge) -> pa.Table | None:
+    """The slice's log as one record per key (deletes marked in ``OP_COLUMN``), in ``schema`` plus
+    the record key: what the log does to the base file's rows."""
+    return combine_log_records(log_parts(storage, file_slice, _work_schema(schema, how), how), how.spec)
+
+
+def logged_rows(storage: Storage, file_slice: FileSlice, schema: pa.Schema, how: SliceMerge) -> pa.Table:
+    """The rows the slice's log writes over its base file (updates and inserts, less those an older
+    ordering value loses), in ``schema``: with the base rows the log leaves, the slice's snapshot.
+    Only the base file's keys and ordering values are read, and only under event-time merging."""
+    log = combined_log(storage, file_slice, schema, how)
+    if log is None or log.num_rows == 0:
+        return schema.empty_table()
+    spec, base = how.spec, None
+    if file_slice.base_file is not None and spec.event_time and spec.ordering_field:
+        columns = pa.schema([pa.field(RECORD_KEY, pa.string()), log.schema.field(spec.ordering_field)])
+        base = _base_columns(storage, file_slice.base_file.path, columns)
+    written = merge(base, log, MergeSpec(spec.ordering_field, False, spec.event_time)).written
+    return conform(written.drop_columns([OP_COLUMN]), schema)
+
+
+def _base_columns(storage: Storage, rel: str, columns: pa.Schema) -> pa.Table:
+    """Some columns of a base file; one it lacks (added to the table later) reads as nulls."""
+    with parquet_file(storage, rel) as f:
+        names = [n for n in columns.names if n in f.schema_arrow.names]
+        return conform(f.read(columns=names), columns)
 
 
 def log_parts(storage: Storage, file_slice: FileSlice, work: pa.Schema, how: SliceMerge) -> list[LogPart]:

@@ -1,9 +1,10 @@
 """``read(spark, base_path, options)``: Hudi queries as Spark DataFrames.
 
-Base files with nothing to merge are plain parquet, so Spark's own vectorized reader scans them
-where its Hadoop layer opens the storage (Arrow does elsewhere: :mod:`hudi_engine.spark_files`);
-file slices with log files are merged by one task each, in Arrow (:mod:`.file_slice`). The plan
-(which files, which commit window, how to merge) is Hudi's and comes from :mod:`.plan`.
+Base files are plain parquet, so Spark's own vectorized reader scans them where its Hadoop layer
+opens the storage (Arrow does elsewhere: :mod:`hudi_engine.spark_files`), those of file slices with
+log files too, with the logs merged in by Spark (:mod:`.merged_scan`); where Spark cannot scan them,
+each such slice is merged by one task in Arrow (:mod:`.file_slice`). The plan (which files, which
+commit window, how to merge) is Hudi's and comes from :mod:`.plan`.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from ..storage import Storage
 from ..table.meta_client import HoodieTable
 from .cdc import read_cdc
 from .file_slice import read_file_slice
+from .merged_scan import BASE_FILE, merged_frame, merges_in_spark
 from .plan import ReadPlan, is_cdc_query, plan_read
 
 
@@ -41,17 +43,35 @@ def read(spark: SparkSession, base_path: str, options: dict | None = None, filte
 
 def scan(spark: SparkSession, table: HoodieTable, plan: ReadPlan) -> DataFrame:
     schema = from_arrow_schema(plan.schema)
-    df = _merged_scan(spark, table, plan) if plan.merged_slices else None
-    if not plan.base_paths:
-        return df if df is not None else spark.createDataFrame([], schema)
-    for read_schema, casts, paths in _scan_groups(table, plan):
-        part = parquet_frame(spark, table.storage, paths, read_schema)
-        if casts:
-            part = part.select(*[F.col(f.name).cast(schema[f.name].dataType).alias(f.name)
-                                 if f.name in casts else F.col(f.name) for f in plan.schema])
-        df = part if df is None else df.unionByName(part)
+    df = None
+    if plan.merged_slices:
+        if merges_in_spark(spark, table, plan):
+            paths = [s.base_file.path for s in plan.merged_slices if s.base_file]
+            df = merged_frame(spark, table, plan, _base_frame(spark, table, plan, paths, with_file=True))
+        else:
+            df = _merged_scan(spark, table, plan)
+    base = _base_frame(spark, table, plan, plan.base_paths)
+    if base is not None:
+        df = base if df is None else df.unionByName(base)
+    if df is None:
+        return spark.createDataFrame([], schema)
     if plan.commit_times is not None:
         df = df.filter(F.col(COMMIT_TIME).isin(list(plan.commit_times)))
+    return df
+
+
+def _base_frame(spark: SparkSession, table: HoodieTable, plan: ReadPlan, paths: list[str],
+                with_file: bool = False) -> DataFrame | None:
+    """The rows of these base files in the plan's columns (None for no files); ``with_file`` adds
+    each row's file name as :data:`.merged_scan.BASE_FILE`."""
+    schema = from_arrow_schema(plan.schema)
+    extra = [F.col("_metadata.file_name").alias(BASE_FILE)] if with_file else []
+    df = None
+    for read_schema, casts, group in _scan_groups(table, plan, paths):
+        part = parquet_frame(spark, table.storage, group, read_schema)
+        part = part.select(*[F.col(f.name).cast(schema[f.name].dataType).alias(f.name)
+                             if f.name in casts else F.col(f.name) for f in plan.schema], *extra)
+        df = part if df is None else df.unionByName(part)
     return df
 
 
@@ -74,7 +94,7 @@ def _merged_scan(spark: SparkSession, table: HoodieTable, plan: ReadPlan) -> Dat
     return task_indexes(spark, len(plan.merged_slices)).mapInArrow(_ReadSlices(table.storage, plan), from_arrow_schema(plan.schema))
 
 
-def _scan_groups(table: HoodieTable, plan: ReadPlan) -> list[tuple[pa.Schema, set[str], list[str]]]:
+def _scan_groups(table: HoodieTable, plan: ReadPlan, paths: list[str]) -> list[tuple[pa.Schema, set[str], list[str]]]:
     """Base files grouped by how they store the table's columns, one Spark scan per group.
 
     Some writers store a column with another primitive type than the table schema declares (Hudi
@@ -82,9 +102,9 @@ def _scan_groups(table: HoodieTable, plan: ReadPlan) -> list[tuple[pa.Schema, se
     readers return the declared type, so each group scans its stored type and casts. Files of one
     commit share a writer schema, so one footer per commit tells: metadata only, no rows."""
     by_instant: dict[str, list[str]] = {}
-    for s in plan.slices:
-        if s.base_file and not plan.merges(s):
-            by_instant.setdefault(s.base_instant, []).append(s.base_file.path)
+    instants = {s.base_file.path: s.base_instant for s in plan.slices if s.base_file}
+    for path in paths:
+        by_instant.setdefault(instants[path], []).append(path)
     groups: dict[tuple, tuple[pa.Schema, set[str], list[str]]] = {}
     for paths in by_instant.values():
         stored = pq.read_schema(table.storage.full(paths[0]), filesystem=table.storage.fs)

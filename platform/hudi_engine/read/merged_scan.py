@@ -1,0 +1,122 @@
+"""Merge-on-read snapshots merged by Spark itself: base files are scanned by Spark's parquet reader,
+so a query's columns and filters reach them (a count, or a few columns, reads what a parquet scan
+would), and Python reads only the logs. Per file slice Python gives
+
+- each key the log touches, with its ordering value and whether the log deletes it, and
+- the rows the log writes (:func:`.file_slice.logged_rows`);
+
+Spark keeps the base rows the log leaves (a join on base file name and record key) and adds the
+logged rows. A base row survives when the log has no record for its key, or, under event-time
+merging, only an update with a smaller ordering value: the rule of
+:func:`hudi_engine.merge.record_merger.merge`, which merges the same slices in Arrow (the tests hold
+both to the same rows).
+"""
+from __future__ import annotations
+
+import posixpath
+from typing import Iterator
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema
+
+from ..merge.record_merger import is_delete
+from ..schema.meta_fields import RECORD_KEY
+from ..spark_files import spark_opens, task_indexes
+from ..storage import Storage
+from ..table.meta_client import HoodieTable
+from .file_slice import combined_log, logged_rows
+from .plan import ReadPlan
+
+BASE_FILE = "_hoodie_merge_base_file"     # the base file's name, on base rows and logged keys alike
+DELETED = "_hoodie_merge_deleted"
+LOGGED_ORDERING = "_hoodie_merge_ordering"
+# Logged keys are broadcast to the base files' tasks while the slices' logs are at most this big
+# (a logged key takes about what its log record does); beyond it Spark plans the join itself.
+BROADCAST_LOG_BYTES = 64 << 20
+
+
+def merges_in_spark(spark: SparkSession, table: HoodieTable, plan: ReadPlan) -> bool:
+    """Whether Spark can scan the base files of merged slices itself: they carry the record key
+    (meta columns), the ordering field is a column, and Spark's Hadoop layer opens the storage."""
+    how = plan.merge
+    if how is None or how.skip_merge or how.keygen is not None or RECORD_KEY not in plan.schema.names:
+        return False
+    ordering = how.spec.ordering_field
+    if how.spec.event_time and ordering and ordering not in plan.schema.names:
+        return False
+    return spark_opens(spark, table.storage)
+
+
+def merged_frame(spark: SparkSession, table: HoodieTable, plan: ReadPlan, base: DataFrame | None) -> DataFrame:
+    """The merged slices' snapshot rows; ``base`` scans their base files in ``plan.schema`` with
+    each row's file name in :data:`BASE_FILE` (None when no merged slice has a base file)."""
+    slices = plan.merged_slices
+    logged = task_indexes(spark, len(slices)).mapInArrow(
+        _LoggedRows(table.storage, plan), from_arrow_schema(_nullable(plan.schema)))
+    if base is None:
+        return logged
+    with_base = [s for s in slices if s.base_file is not None]
+    keys_schema = _keys_schema(plan)
+    keys = task_indexes(spark, len(with_base)).mapInArrow(
+        _LoggedKeys(table.storage, plan, tuple(with_base), keys_schema), from_arrow_schema(keys_schema))
+    if sum(f.size for s in with_base for f in s.log_files) <= BROADCAST_LOG_BYTES:
+        keys = F.broadcast(keys)
+    survives = F.col(DELETED).isNull()
+    ordering = plan.merge.spec.ordering_field
+    if LOGGED_ORDERING in keys_schema.names:
+        survives = survives | (~F.col(DELETED) & (F.col(LOGGED_ORDERING) < F.col(ordering)))
+    kept = (base.join(keys, [BASE_FILE, RECORD_KEY], "left_outer")
+            .filter(F.coalesce(survives, F.lit(False)))
+            .select(*plan.schema.names))
+    return kept.unionByName(logged)
+
+
+def _keys_schema(plan: ReadPlan) -> pa.Schema:
+    spec = plan.merge.spec
+    fields = [pa.field(BASE_FILE, pa.string()), pa.field(RECORD_KEY, pa.string()), pa.field(DELETED, pa.bool_())]
+    if spec.event_time and spec.ordering_field:
+        fields.append(pa.field(LOGGED_ORDERING, plan.schema.field(spec.ordering_field).type))
+    return pa.schema(fields)
+
+
+def _nullable(schema: pa.Schema) -> pa.Schema:
+    return pa.schema([f.with_nullable(True) for f in schema])
+
+
+class _LoggedKeys:
+    """Executor side: the keys each slice's log touches, a slice per index received."""
+
+    def __init__(self, storage: Storage, plan: ReadPlan, slices: tuple, schema: pa.Schema):
+        self.storage, self.plan, self.slices, self.schema = storage, plan, slices, schema
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        ordering = self.plan.merge.spec.ordering_field
+        for batch in batches:
+            for index in batch.column(0).to_pylist():
+                file_slice = self.slices[index]
+                log = combined_log(self.storage, file_slice, self.plan.schema, self.plan.merge)
+                if log is None or log.num_rows == 0:
+                    continue
+                name = posixpath.basename(file_slice.base_file.path)
+                columns = [pa.array([name] * log.num_rows, pa.string()), log[RECORD_KEY].combine_chunks(),
+                           pa.array(is_delete(log))]
+                if LOGGED_ORDERING in self.schema.names:
+                    columns.append(log[ordering].combine_chunks())
+                yield from pa.table(columns, schema=self.schema).to_batches()
+
+
+class _LoggedRows:
+    """Executor side: the rows each slice's log writes, a slice per index received."""
+
+    def __init__(self, storage: Storage, plan: ReadPlan):
+        self.storage, self.plan = storage, plan
+        self.schema = _nullable(plan.schema)
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        slices = self.plan.merged_slices
+        for batch in batches:
+            for index in batch.column(0).to_pylist():
+                rows = logged_rows(self.storage, slices[index], self.plan.schema, self.plan.merge)
+                yield from rows.cast(self.schema).to_batches()

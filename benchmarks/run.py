@@ -684,10 +684,14 @@ def parse_args(module: str, doc: str, default_rows: tuple[int, ...],
     parser.add_argument("--partitions", type=int, default=0,
                         help="Spark partitions of the cached input (default: 2 x cores)")
     parser.add_argument("--workdir", help="where temp tables go (default: a new temp dir, deleted after)")
-    parser.add_argument("--results", default=str(RESULTS),
-                        help="results file whose section of this benchmark is rewritten")
+    parser.add_argument("--results",
+                        help=f"results file whose section of this benchmark is rewritten (default {RESULTS.name}; "
+                             "with --quick: none)")
     parser.add_argument("--no-results", action="store_true", help="do not write the results file")
     args = parser.parse_args(argv)
+    # A smoke run's figures are not results: it writes none unless a file is named.
+    args.no_results = args.no_results or (args.quick and args.results is None)
+    args.results = args.results or str(RESULTS)
     sizes = [QUICK_ROWS] if args.quick else (args.rows or list(default_rows))
     repeat = args.repeat or (1 if args.quick else DEFAULT_REPEAT)
     command = " ".join([f".venv/bin/python -m {module}", *(argv if argv is not None else sys.argv[1:])])

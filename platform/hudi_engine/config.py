@@ -412,6 +412,13 @@ class HoodieConfig:
         return value
 
 
+def canonical_keys(options: Mapping[str, Any]) -> dict[str, Any]:
+    """``options`` with each key defined here spelled as defined, whatever case it arrives in (Spark
+    lower-cases the option keys of a data source); other keys stay as given."""
+    spelling = {key.lower(): key for prop in REGISTRY.values() for key in (prop.key, *prop.alternatives)}
+    return {spelling.get(key.lower(), key): value for key, value in options.items()}
+
+
 def _to_str(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"

@@ -1,7 +1,8 @@
 """A local SparkSession set up for the engine: Python workers run this interpreter (so they can
-import the engine and pyarrow) and the ``hudi`` data source is registered. ``register`` does the
-latter (and takes the session's ``spark.hadoop.fs.*`` storage settings) for any other session;
-``spark_opens`` and ``parquet_frame`` read files on storage Spark's Hadoop layer cannot open."""
+import the engine and pyarrow) and the ``hudi`` data source (``spark.read`` and ``df.write``) is
+registered. ``register`` does the latter (and takes the session's ``spark.hadoop.fs.*`` storage
+settings) for any other session; ``spark_opens`` and ``parquet_frame`` read files on storage
+Spark's Hadoop layer cannot open."""
 from __future__ import annotations
 
 import os
@@ -9,8 +10,9 @@ import sys
 
 from pyspark.sql import SparkSession
 
-from .read.datasource import register
+from . import storage
 from .spark_files import parquet_frame, spark_opens, task_indexes
+from .sql.sessions import session_source
 
 __all__ = ["local_spark", "parquet_frame", "register", "spark_opens", "task_indexes"]
 
@@ -33,3 +35,22 @@ def local_spark(app_name: str = "hudi-engine", cores: int | None = None, memory:
     spark.sparkContext.setLogLevel("ERROR")
     register(spark)
     return spark
+
+
+def register(spark: SparkSession) -> None:
+    """``format("hudi")`` in ``spark``: ``spark.read`` and ``df.write``. Call it again after changing
+    the session's ``spark.hadoop.fs.*`` storage settings, and in each thread of your own that
+    writes. Writes run in this process (the source's commit hands them here), so call it from the
+    driver's Python process."""
+    # The reader prunes slices with the filters Spark pushes; Spark refuses a reader that can take
+    # filters while Python filter pushdown is off (its default).
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    conf = spark.conf.getAll
+    storage.configure(conf)
+    spark.dataSource.register(session_source(spark, storage.storage_settings(conf)))
+    # Spark 4.1's df.write looks a Python data source up in the calling thread's active session
+    # only, which a Python thread other than the session's maker lacks (DATA_SOURCE_NOT_FOUND);
+    # spark.read finds it either way. Spark Connect sessions have no JVM session here.
+    jsession = getattr(spark, "_jsparkSession", None)
+    if jsession is not None:
+        spark._jvm.org.apache.spark.sql.classic.SparkSession.setActiveSession(jsession)

@@ -162,7 +162,7 @@ def test_cow_table_follows_the_timeline(metastore, spark_catalog, spark, table_p
 SPARK_DESCRIBE = textwrap.dedent("""
     import json, sys
     from pyspark.sql import SparkSession
-    from hudi_engine.read.datasource import register
+    from hudi_engine.spark import register
     uri, warehouse = sys.argv[1:]
     spark = (SparkSession.builder.master("local[1]").appName("describe")
              .config("spark.sql.catalogImplementation", "hive").config("spark.hadoop.hive.metastore.uris", uri)

@@ -1,7 +1,8 @@
-"""``spark.read.format("hudi")``: a PySpark Python data source over the same read plan.
+"""``spark.read.format("hudi")``: the read half of the ``hudi`` Python data source (``sql.datasource``
+adds writes), over the same read plan.
 
 Each Spark partition reads one file slice in Arrow; options are the same as :func:`read`'s.
-Register once per session with :func:`register`.
+``hudi_engine.spark.register`` registers the source in a session.
 """
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from dataclasses import replace
 from typing import Iterator
 
 import pyarrow as pa
-from pyspark.sql import SparkSession
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import from_arrow_schema
 
@@ -18,7 +18,6 @@ from ..cdc import QUERY_SCHEMA
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError
 from ..expr.skipping import predicates
-from .. import storage
 from ..storage import Storage
 from ..table.meta_client import HoodieTable
 from .cdc import CDCPlan, plan_cdc, split_changes
@@ -32,7 +31,7 @@ class _SlicePartition(InputPartition):
         super().__init__(index)
 
 
-class HudiDataSource(DataSource):
+class HudiReadSource(DataSource):
     # The session's storage settings (spark.hadoop.fs.*) as of register(): the source is planned in
     # a Python worker that cannot read the session's conf.
     session_settings: dict[str, str] = {}
@@ -129,13 +128,3 @@ def _predicate(f) -> tuple | None:
         return None
     return (attribute[0], op, tuple(value) if op == "IN" else value)
 
-
-def register(spark: SparkSession) -> None:
-    # The reader prunes slices with the filters Spark pushes; Spark refuses a reader that can take
-    # filters while Python filter pushdown is off (its default).
-    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
-    conf = spark.conf.getAll
-    storage.configure(conf)
-    settings = storage.storage_settings(conf)
-    # A subclass made here is pickled by value, settings and all, into the worker that plans reads.
-    spark.dataSource.register(type("HudiDataSource", (HudiDataSource,), {"session_settings": settings}))

@@ -69,3 +69,23 @@ def test_no_serving_process_is_a_clear_error(tmp_path):
     for attempt in (check_reachable, lambda address: call(address, {})):
         with pytest.raises(HoodieError, match=r"call register\(spark\) in the session that writes"):
             attempt(str(tmp_path / "nobody"))
+
+
+def test_staging_abandoned_for_a_day_is_swept_and_fresh_staging_kept(tmp_path):
+    import os
+
+    from hudi_engine.sql.staging import ABANDONED_AFTER_S, TEMP_DIR, new_staging_dir, sweep_abandoned
+    from hudi_engine.storage import Storage
+
+    storage = Storage(str(tmp_path))
+    old, fresh = new_staging_dir(), new_staging_dir()
+    for folder in (old, fresh):
+        storage.write_bytes(f"{folder}/part.parquet", b"rows")
+    marker = f"{TEMP_DIR}/20260101000000000/p/f.marker.CREATE"      # Hudi's markers are not ours
+    storage.write_bytes(marker, b"")
+    now = os.path.getmtime(storage.full(f"{fresh}/part.parquet"))
+    os.utime(storage.full(f"{old}/part.parquet"), (now - ABANDONED_AFTER_S - 60,) * 2)
+    os.utime(storage.full(marker), (now - 10 * ABANDONED_AFTER_S,) * 2)
+    assert sweep_abandoned(storage, now) == [old]
+    assert storage.exists(f"{fresh}/part.parquet") and storage.exists(marker)
+    assert not storage.exists(f"{old}/part.parquet")

@@ -18,7 +18,7 @@ from ..spark_files import ReadParquetFiles, task_indexes
 from ..storage import Storage
 from ..table.meta_client import PROPERTIES_FILE, HoodieTable
 from .save_mode import deletes_table
-from .staging import StagedWrite, drop_staging
+from .staging import StagedWrite, drop_staging, sweep_abandoned
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,9 @@ def write_staged(spark: SparkSession, staged: StagedWrite) -> str:
         log.info('df.write.format("hudi"): %s of %d rows from %d staged files to %s', operation, staged.rows,
                  len(staged.files), staged.base_path)
         schema = StructType.fromJson(json.loads(staged.schema))
-        return write(_staged_frame(spark, storage, staged.files, schema), staged.base_path, staged.options)
+        committed = write(_staged_frame(spark, storage, staged.files, schema), staged.base_path, staged.options)
+        sweep_abandoned(storage)
+        return committed
     finally:
         drop_staging(storage, staged.folder)
 

@@ -4,7 +4,9 @@ stages its rows as one parquet file in the table's temp folder and the driver th
 in one commit. The staging folder goes once the write ends, however it ends."""
 from __future__ import annotations
 
+import logging
 import os
+import time
 import uuid
 from dataclasses import dataclass
 from typing import Iterable
@@ -17,11 +19,32 @@ from ..storage import Storage
 from ..table.meta_client import PROPERTIES_FILE
 from ..timeline.timeline import META_DIR
 
+log = logging.getLogger(__name__)
+
 TEMP_DIR = f"{META_DIR}/.temp"      # Hudi's own temp folder (markers live there too, by instant)
+STAGING_PREFIX = "dataframe-write-"
+# A staging folder whose newest file is older than this belongs to a write whose driver died between
+# its tasks and its commit (no write waits a day for its commit): the next write to the table drops it.
+ABANDONED_AFTER_S = 24 * 3600
 
 
 def new_staging_dir() -> str:
-    return f"{TEMP_DIR}/dataframe-write-{uuid.uuid4().hex}"
+    return f"{TEMP_DIR}/{STAGING_PREFIX}{uuid.uuid4().hex}"
+
+
+def sweep_abandoned(storage: Storage, now: float | None = None) -> list[str]:
+    """Drop the staging folders of writes that never committed; returns them."""
+    cutoff = ((now if now is not None else time.time()) - ABANDONED_AFTER_S) * 1e9
+    dropped = []
+    for folder in storage.list_dirs(TEMP_DIR):
+        if not folder.rsplit("/", 1)[-1].startswith(STAGING_PREFIX):
+            continue
+        stamps = [f.mtime_ns for f in storage.list(folder, recursive=True) if f.mtime_ns is not None]
+        if max(stamps, default=0) < cutoff:
+            log.info("dropping %s: staged by a df.write that never committed", folder)
+            storage.delete_dir(folder)
+            dropped.append(folder)
+    return dropped
 
 
 @dataclass(frozen=True)

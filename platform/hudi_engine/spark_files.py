@@ -46,6 +46,12 @@ def task_indexes(spark: SparkSession, count: int) -> DataFrame:
     return spark.range(count, numPartitions=max(1, min(count, spark.sparkContext.defaultParallelism * 4)))
 
 
+def received_indexes(batches: Iterator[pa.RecordBatch]) -> Iterator[int]:
+    """Executor side of :func:`task_indexes`: the indexes one task received, in order."""
+    for batch in batches:
+        yield from batch.column(0).to_pylist()
+
+
 def parquet_frame(spark: SparkSession, storage: Storage, paths: list[str], schema: pa.Schema) -> DataFrame:
     """The rows of the parquet files at ``paths`` (relative to ``storage``) in ``schema``'s columns;
     a column a file lacks reads as nulls."""
@@ -62,9 +68,8 @@ class ReadParquetFiles:
         self.storage, self.paths, self.schema = storage, paths, schema
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            for index in batch.column(0).to_pylist():
-                yield from self.read(self.paths[index])
+        for index in received_indexes(batches):
+            yield from self.read(self.paths[index])
 
     def read(self, rel: str) -> Iterator[pa.RecordBatch]:
         with self.storage.open_input_file(rel) as raw:

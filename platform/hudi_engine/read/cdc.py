@@ -37,7 +37,7 @@ from ..file_group.naming import parse_base_file_name
 from ..merge.record_merger import MergeSpec
 from ..metadata_table.reader import table_view
 from ..schema.meta_fields import COMMIT_TIME, RECORD_KEY
-from ..spark_files import task_indexes
+from ..spark_files import received_indexes, task_indexes
 from ..storage import Storage
 from ..table.meta_client import HoodieTable
 from ..timeline.avro_models import decode_instant_avro
@@ -110,10 +110,9 @@ class _ReadChanges:
 
     def __call__(self, batches):
         storage = self.storage
-        for batch in batches:
-            for index in batch.column(0).to_pylist():
-                for split in self.plan.groups[index]:
-                    yield from split_changes(storage, self.plan, split).to_batches()
+        for index in received_indexes(batches):
+            for split in self.plan.groups[index]:
+                yield from split_changes(storage, self.plan, split).to_batches()
 
 
 def split_changes(storage: Storage, plan: CDCPlan, split: CDCSplit) -> pa.Table:

@@ -23,7 +23,7 @@ from pyspark.sql.pandas.types import from_arrow_schema
 
 from ..merge.record_merger import is_delete
 from ..schema.meta_fields import RECORD_KEY
-from ..spark_files import spark_opens, task_indexes
+from ..spark_files import received_indexes, spark_opens, task_indexes
 from ..storage import Storage
 from ..table.meta_client import HoodieTable
 from .file_slice import combined_log, logged_rows
@@ -101,18 +101,17 @@ class _LoggedKeys:
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         ordering = self.plan.merge.spec.ordering_field
-        for batch in batches:
-            for index in batch.column(0).to_pylist():
-                file_slice = self.slices[index]
-                log = combined_log(self.storage, file_slice, self.plan.schema, self.plan.merge)
-                if log is None or log.num_rows == 0:
-                    continue
-                name = posixpath.basename(file_slice.base_file.path)
-                columns = [pa.array([name] * log.num_rows, pa.string()), log[RECORD_KEY].combine_chunks(),
-                           pa.array(is_delete(log))]
-                if LOGGED_ORDERING in self.schema.names:
-                    columns.append(log[ordering].combine_chunks())
-                yield from pa.table(columns, schema=self.schema).to_batches()
+        for index in received_indexes(batches):
+            file_slice = self.slices[index]
+            log = combined_log(self.storage, file_slice, self.plan.schema, self.plan.merge)
+            if log is None or log.num_rows == 0:
+                continue
+            name = posixpath.basename(file_slice.base_file.path)
+            columns = [pa.array([name] * log.num_rows, pa.string()), log[RECORD_KEY].combine_chunks(),
+                       pa.array(is_delete(log))]
+            if LOGGED_ORDERING in self.schema.names:
+                columns.append(log[ordering].combine_chunks())
+            yield from pa.table(columns, schema=self.schema).to_batches()
 
 
 class _LoggedRows:
@@ -124,7 +123,6 @@ class _LoggedRows:
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         slices = self.plan.merged_slices
-        for batch in batches:
-            for index in batch.column(0).to_pylist():
-                rows = logged_rows(self.storage, slices[index], self.plan.schema, self.plan.merge)
-                yield from rows.cast(self.schema).to_batches()
+        for index in received_indexes(batches):
+            rows = logged_rows(self.storage, slices[index], self.plan.schema, self.plan.merge)
+            yield from rows.cast(self.schema).to_batches()

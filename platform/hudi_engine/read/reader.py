@@ -16,7 +16,7 @@ from pyspark.sql.pandas.types import from_arrow_schema
 
 from ..expr.skipping import predicates, to_expression
 from ..schema.meta_fields import COMMIT_TIME
-from ..spark_files import parquet_frame, task_indexes
+from ..spark_files import parquet_frame, received_indexes, task_indexes
 from ..spark_jobs import storage_scope
 from ..storage import Storage
 from ..table.meta_client import HoodieTable
@@ -84,10 +84,9 @@ class _ReadSlices:
     def __call__(self, batches):
         storage, plan = self.storage, self.plan
         slices = plan.merged_slices
-        for batch in batches:
-            for index in batch.column(0).to_pylist():
-                table = read_file_slice(storage, slices[index], plan.schema, plan.commit_times, plan.merge)
-                yield from table.to_batches()
+        for index in received_indexes(batches):
+            table = read_file_slice(storage, slices[index], plan.schema, plan.commit_times, plan.merge)
+            yield from table.to_batches()
 
 
 def _merged_scan(spark: SparkSession, table: HoodieTable, plan: ReadPlan) -> DataFrame:

@@ -33,6 +33,7 @@ from ..read.plan import merge_spec, table_schema
 from ..schema.arrow import conform
 from ..schema.avro import add_meta_fields, arrow_to_avro, to_json
 from ..schema.meta_fields import META_FIELDS, RECORD_KEY
+from ..spark_files import received_indexes
 from ..table.meta_client import HoodieTable
 from ..table.pending import pending_clustering_groups, pending_compaction_groups, requested_plan
 from ..timeline.avro_models import COMPACTION_PLAN, encode_instant_avro
@@ -146,9 +147,8 @@ class CompactFileGroup:
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         task_partition, token = task_identity()
-        for batch in batches:
-            for index in batch.column(0).to_pylist():
-                yield stats_batch([self._compact(self.operations[index], task_partition, token)])
+        for index in received_indexes(batches):
+            yield stats_batch([self._compact(self.operations[index], task_partition, token)])
 
     def _compact(self, op: dict, task_partition: int, token: str) -> dict:
         file_slice = operation_slice(op)

@@ -14,6 +14,7 @@ from ...file_group.base_file import read_base_file
 from ...file_group.naming import parse_base_file_name, parse_log_file_name
 from ...read.reader import read
 from ...schema.meta_fields import COMMIT_TIME, FILE_NAME, PARTITION_PATH, RECORD_KEY
+from ...spark_files import received_indexes
 from ...storage import Storage
 
 CHANGE_SCHEMA = pa.schema([("key", pa.string()), ("partition", pa.string()), ("file_id", pa.string()),
@@ -57,9 +58,8 @@ class KeyChanges:
     files: tuple[WrittenFile, ...]
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            for index in batch.column(0).to_pylist():
-                yield from self.changes(self.files[index])
+        for index in received_indexes(batches):
+            yield from self.changes(self.files[index])
 
     def changes(self, f: WrittenFile) -> Iterator[pa.RecordBatch]:
         name = posixpath.basename(f.path)

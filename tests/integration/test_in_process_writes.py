@@ -10,6 +10,7 @@ import pytest
 from hudi_engine import read, write
 from hudi_engine.errors import HoodieConfigError, HoodieValidationError
 from hudi_engine.table.meta_client import HoodieTable
+from hudi_engine.write import writer
 from hudi_engine.write.writer import small_input
 from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA
 from tests.support.hudi_rs import hudi_rs_read, rows
@@ -72,13 +73,27 @@ def test_large_rewrites_merge_on_spark(spark, table_path):
     assert len(got) == 400 and sorted(r for r in got if r[1] == "new") == sorted(changes)
 
 
-def test_big_inputs_are_not_collected(spark):
-    """Spark's estimate of a big input sends it through Spark without a probe; a small one is
-    collected once, and one over the limit is not kept."""
-    assert small_input(spark.range(1000), 10) is None
-    assert small_input(spark.range(5).toDF("id"), 10).num_rows == 5
-    assert small_input(spark.range(100).filter("id % 2 = 0"), 10) is None
-    assert small_input(spark.range(5), 0) is None
+def test_big_inputs_are_not_collected(spark, monkeypatch):
+    """Spark's estimate of a big input sends it through Spark without a probe; an input Spark
+    cannot count (a projection of a cached frame, rows from Python) is counted before it is
+    collected, so only a small one is collected, once."""
+    collected = []
+    monkeypatch.setattr(writer, "_collect", lambda df: collected.append(df) or df.toArrow())
+    cached = spark.range(1000).selectExpr("id", "cast(id as string) AS key").cache()
+    cached.count()
+    try:
+        assert small_input(spark.range(1000), 10) is None
+        assert small_input(cached.select("key"), 10) is None
+        assert small_input(spark.range(100).filter("id % 2 = 0"), 10) is None
+        assert small_input(spark.createDataFrame([(i,) for i in range(20)], "id long"), 10) is None
+        assert small_input(spark.range(5), 0) is None
+        assert collected == []
+        assert small_input(spark.range(5).toDF("id"), 10).num_rows == 5
+        assert small_input(spark.createDataFrame([(i,) for i in range(5)], "id long"), 10).num_rows == 5
+        assert small_input(cached.filter("id < 5"), 100).num_rows == 5
+        assert len(collected) == 3
+    finally:
+        cached.unpersist()
 
 
 def test_arrow_tables_are_written_without_spark(spark, tmp_path):

@@ -96,22 +96,33 @@ PROBE_BYTES_PER_RECORD = 1024
 
 
 def small_input(df: DataFrame, max_records: int) -> pa.Table | None:
-    """The input's rows when there are at most ``max_records`` (one Spark job collects them), else
-    None. Only an input Spark estimates small is collected (a known row count, else its size in
-    bytes), so a big input costs no extra job."""
+    """The input's rows when there are at most ``max_records``, else None. Spark's estimate decides
+    when it can (a row count, or a size too big to be small); otherwise a count of at most
+    ``max_records + 1`` rows does, so a big input is never collected only to be dropped."""
     if max_records <= 0:
         return None
+    rows, size = _estimate(df)
+    if rows is not None and rows > max_records:
+        return None
+    if rows is None and size is not None and size > max_records * PROBE_BYTES_PER_RECORD:
+        return None
+    if rows is None and df.limit(max_records + 1).count() > max_records:
+        return None
+    return _collect(df)
+
+
+def _estimate(df: DataFrame) -> tuple[int | None, int | None]:
+    """Spark's row count and byte size of the input's optimized plan, each None when unknown (a
+    plan Spark cannot size reports ``spark.sql.defaultSizeInBytes``; Spark Connect has no plan)."""
     try:
         stats = df._jdf.queryExecution().optimizedPlan().stats()
-        rows = stats.rowCount()
-        if rows.isDefined() and int(rows.get().toString()) > max_records:
-            return None
-        if not rows.isDefined() and int(stats.sizeInBytes().toString()) > max_records * PROBE_BYTES_PER_RECORD:
-            return None
-    except AttributeError:      # Spark Connect: no plan statistics; the probe decides alone
-        pass
-    rows = _collect(df.limit(max_records + 1))
-    return rows if rows.num_rows <= max_records else None
+        unknown = int(df.sparkSession._jsparkSession.sessionState().conf().defaultSizeInBytes())
+    except AttributeError:
+        return None, None
+    count = stats.rowCount()
+    rows = int(str(count.get())) if count.isDefined() else None
+    size = int(str(stats.sizeInBytes()))
+    return rows, None if size >= unknown else size
 
 
 def _collect(df: DataFrame) -> pa.Table:

@@ -12,11 +12,14 @@ FIXTURES = Path(os.environ.get("HUDI_RS_FIXTURES", ROOT.parent / "shared" / "fix
 
 
 @pytest.fixture(scope="session")
-def spark():
-    """One local SparkSession for the whole run (startup costs seconds)."""
+def spark(tmp_path_factory):
+    """One local SparkSession for the whole run (startup costs seconds); SQL's managed tables go
+    under a temporary warehouse."""
     from hudi_engine.spark import local_spark
 
-    session = local_spark("hudi-engine-tests", cores=2, memory="3g")
+    warehouse = str(tmp_path_factory.mktemp("spark-warehouse"))
+    session = local_spark("hudi-engine-tests", cores=2, memory="3g",
+                          extra_conf={"spark.sql.warehouse.dir": warehouse})
     yield session
     session.stop()
 

@@ -122,6 +122,10 @@ CONSISTENT_LOGICAL_TIMESTAMP = define(
 OPERATION = define("hoodie.datasource.write.operation", "upsert", "Write operation.",
                    choices=("insert", "upsert", "delete", "bulk_insert", "insert_overwrite",
                            "insert_overwrite_table", "delete_partition"))
+SQL_INSERT_INTO_OPERATION = define(
+    "hoodie.spark.sql.insert.into.operation", "insert",
+    "The write operation of SQL's INSERT INTO (INSERT OVERWRITE always replaces).",
+    choices=("insert", "upsert", "bulk_insert"))
 PARTITIONS_TO_DELETE = define("hoodie.datasource.write.partitions.to.delete", None,
                               "Comma separated partition paths for delete_partition.")
 RECORD_MERGE_MODE = define("hoodie.record.merge.mode", "EVENT_TIME_ORDERING",

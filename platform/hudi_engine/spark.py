@@ -12,6 +12,7 @@ from pyspark.sql import SparkSession
 
 from . import storage
 from .spark_files import parquet_frame, spark_opens, task_indexes
+from .sql.router import install as install_sql
 from .sql.sessions import session_source
 
 __all__ = ["local_spark", "parquet_frame", "register", "spark_opens", "task_indexes"]
@@ -38,7 +39,8 @@ def local_spark(app_name: str = "hudi-engine", cores: int | None = None, memory:
 
 
 def register(spark: SparkSession) -> None:
-    """``format("hudi")`` in ``spark``: ``spark.read`` and ``df.write``. Call it again after changing
+    """``format("hudi")`` in ``spark`` (``spark.read`` and ``df.write``) and Hudi's SQL through
+    ``spark.sql`` (``sql/router.py``). Call it again after changing
     the session's ``spark.hadoop.fs.*`` storage settings, and in each thread of your own that
     writes. Writes run in this process (the source's commit hands them here), so call it from the
     driver's Python process."""
@@ -48,6 +50,7 @@ def register(spark: SparkSession) -> None:
     conf = spark.conf.getAll
     storage.configure(conf)
     spark.dataSource.register(session_source(spark, storage.storage_settings(conf)))
+    install_sql(spark)
     # Spark 4.1's df.write looks a Python data source up in the calling thread's active session
     # only, which a Python thread other than the session's maker lacks (DATA_SOURCE_NOT_FOUND);
     # spark.read finds it either way. Spark Connect sessions have no JVM session here.

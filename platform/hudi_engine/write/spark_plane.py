@@ -31,7 +31,8 @@ class SparkPlane:
         return self.df.mapInArrow(prepare, self._internal_schema())
 
     def _internal_schema(self) -> StructType:
-        return StructType(self.df.schema.fields + [StructField(RECORD_KEY, StringType()),
+        fields = [f for f in self.df.schema.fields if f.name != OP_COLUMN]
+        return StructType(fields + [StructField(RECORD_KEY, StringType()),
                                                    StructField(PARTITION_PATH, StringType()),
                                                    StructField(OP_COLUMN, StringType())])
 

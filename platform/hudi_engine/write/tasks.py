@@ -34,16 +34,23 @@ BULK_BUFFER_BYTES = 64 * 1024 * 1024
 
 @dataclass(frozen=True)
 class Prepare:
-    """Adds record key and partition path; refuses records Hudi could not store."""
+    """Adds record key and partition path; refuses records Hudi could not store. An input may mark
+    its own deletes in ``OP_COLUMN`` ("D"), so one upsert also deletes (SQL's MERGE INTO)."""
     keygen: KeyGenerator
     ordering_field: str | None
     delete_op: bool
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
+            ops = None
+            if OP_COLUMN in batch.schema.names:
+                ops = pc.fill_null(batch.column(OP_COLUMN), "U")
+                batch = batch.drop_columns([OP_COLUMN])
             self.keygen.validate(batch)
             if self.ordering_field and not self.delete_op:
                 nulls = batch.column(self.ordering_field).is_null()
+                if ops is not None:
+                    nulls = pc.and_(nulls, pc.not_equal(ops, "D"))
                 if pc.any(nulls).as_py():
                     row = int(np.argmax(nulls.to_numpy(zero_copy_only=False)))
                     raise HoodieValidationError(
@@ -53,7 +60,9 @@ class Prepare:
             keys = self.keygen.record_keys(batch)
             paths = self.keygen.partition_paths(batch)
             out = batch.append_column(RECORD_KEY, keys).append_column(PARTITION_PATH, paths)
-            yield out.append_column(OP_COLUMN, repeat_string("D" if self.delete_op else "U", batch.num_rows))
+            if ops is None:
+                ops = repeat_string("D" if self.delete_op else "U", batch.num_rows)
+            yield out.append_column(OP_COLUMN, ops)
 
 
 def _describe(batch: pa.RecordBatch, row: int) -> str:

@@ -28,7 +28,7 @@ from ..file_group.fs_view import FileSlice
 from ..file_group.markers import marked_data_files
 from ..index.tagging import BUCKET, check_engine, index_type, is_consistent_hashing
 from ..keygen import key_generator_from_config
-from ..merge.record_merger import MergeSpec, merge_mode
+from ..merge.record_merger import OP_COLUMN, MergeSpec, merge_mode
 from ..metadata_table.reader import table_view
 from ..schema.avro import (add_meta_fields, arrow_schema_compatible, arrow_to_avro, avro_to_arrow,
                            reconcile_nullability, to_json)
@@ -78,17 +78,27 @@ def _open_or_create(df: DataFrame | pa.Table, base_path: str, cfg: HoodieConfig)
             raise HoodieConfigError(
                 f"{base_path} is a table of version {table.version}; this engine writes version 6 only")
         return table
+    return create_table(base_path, cfg, _data_schema(df))
+
+
+def create_table(base_path: str, cfg: HoodieConfig, data_schema: pa.Schema) -> HoodieTable:
+    """A new table with no commits (``hoodie.properties`` and the timeline folder), as a first write
+    or SQL's CREATE TABLE makes it."""
     check_engine(cfg, cfg.get_str(C.TABLE_TYPE).upper())
     keygen = key_generator_from_config(cfg)
     name = cfg.require(C.TABLE_NAME, "a new table needs a name")
-    data_schema = _data_schema(df)
+    fields = (*keygen.record_key_fields, *(f.split(":")[0] for f in keygen.partition_fields))
+    missing = [f for f in fields if f not in data_schema.names]
+    if missing:
+        raise HoodieConfigError(f"field(s) {', '.join(missing)} named by the table's record key or partition "
+                                f"path are not among its columns ({', '.join(data_schema.names)})")
     create_schema = to_json(arrow_to_avro(data_schema, name, style="create"))
     return HoodieTable.create(base_path, cfg, keygen.class_name, create_schema)
 
 
 def _data_schema(df: DataFrame | pa.Table) -> pa.Schema:
     schema = df.schema if isinstance(df, pa.Table) else to_arrow_schema(df.schema)
-    return pa.schema([f for f in schema if f.name not in META_FIELDS])
+    return pa.schema([f for f in schema if f.name not in META_FIELDS and f.name != OP_COLUMN])
 
 
 # Inputs whose plan Spark estimates above this many bytes a record allowed in-process are not probed.
@@ -145,7 +155,7 @@ class WriteJob:
         names = df.column_names if isinstance(df, pa.Table) else df.columns
         meta = [c for c in names if c in META_FIELDS]
         self.table, self.cfg, self.operation = table, cfg, operation
-        self.columns = [c for c in names if c not in META_FIELDS]
+        self.columns = [c for c in names if c not in META_FIELDS and c != OP_COLUMN]
         self.data_schema = _data_schema(df)
         self.spark = getattr(df, "sparkSession", None)
         if isinstance(df, pa.Table):

@@ -1,0 +1,195 @@
+"""Hudi's Spark SQL through plain ``spark.sql`` (issue 21), in the shape of the book's walkthroughs:
+create copy-on-write and merge-on-read tables, insert, update, delete, merge (with a delete
+clause), read by name, by time travel and through ``hudi_table_changes``, drop. Every step is
+checked on the rows our reader and hudi-rs give back, and each DML statement is one commit."""
+from pathlib import Path
+
+import pytest
+from pyspark.errors import AnalysisException
+
+from hudi_engine import read, write
+from hudi_engine.errors import HoodieConfigError, HoodieValidationError
+from hudi_engine.table.meta_client import HoodieTable
+from tests.support.hudi_rs import hudi_rs_read, rows
+
+pytestmark = pytest.mark.spark
+COLS = ["uuid", "rider", "fare", "city"]
+TRIPS = [
+    (1695159649087, "u1", "rider-A", "driver-K", 19.10, "san_francisco"),
+    (1695091554788, "u2", "rider-C", "driver-M", 27.70, "san_francisco"),
+    (1695046462179, "u3", "rider-D", "driver-L", 33.90, "san_francisco"),
+    (1695332066204, "u4", "rider-E", "driver-O", 93.50, "san_francisco"),
+    (1695516137016, "u5", "rider-F", "driver-P", 34.15, "sao_paulo"),
+    (1695376420876, "u6", "rider-G", "driver-Q", 43.40, "sao_paulo"),
+    (1695173887231, "u7", "rider-I", "driver-S", 41.06, "chennai"),
+    (1695115999911, "u8", "rider-J", "driver-T", 17.85, "chennai"),
+]
+
+
+def values(trips):
+    return ", ".join(f"({ts}, '{u}', '{r}', '{d}', {f}, '{c}')" for ts, u, r, d, f, c in trips)
+
+
+def by_name(spark, name, where=""):
+    return sorted(tuple(r) for r in spark.sql(f"SELECT {', '.join(COLS)} FROM {name} {where}").collect())
+
+
+def checked(spark, name, path):
+    """The table's rows by name, the same from read() and from hudi-rs."""
+    got = by_name(spark, name)
+    assert got == sorted(tuple(r) for r in read(spark, str(path)).select(*COLS).collect())
+    assert rows(hudi_rs_read(path), COLS) == got, "hudi-rs disagrees"
+    return got
+
+
+def commits(path):
+    return [i.timestamp for i in HoodieTable.load(str(path)).timeline.completed_writes()]
+
+
+def model(trips):
+    return sorted((u, r, f, c) for _, u, r, _, f, c in trips)
+
+
+@pytest.mark.parametrize("kind", ["cow", "mor"])
+def test_the_books_walkthrough_in_sql(spark, tmp_path, kind):
+    name, path = f"trips_{kind}", tmp_path / f"trips_{kind}"
+    spark.sql(f"""CREATE TABLE {name} (ts BIGINT, uuid STRING, rider STRING, driver STRING, fare DOUBLE, city STRING)
+                  USING hudi PARTITIONED BY (city)
+                  TBLPROPERTIES (primaryKey = 'uuid', preCombineField = 'ts', type = '{kind}',
+                                 'hoodie.table.cdc.enabled' = 'true')
+                  LOCATION '{path}'""")
+    table = HoodieTable.load(str(path))
+    assert table.table_type == ("MERGE_ON_READ" if kind == "mor" else "COPY_ON_WRITE")
+    assert by_name(spark, name) == [] and commits(path) == []
+
+    spark.sql(f"INSERT INTO {name} VALUES {values(TRIPS)}")
+    first = commits(path)
+    assert len(first) == 1
+    assert checked(spark, name, path) == model(TRIPS)
+    assert sorted(p.name for p in path.iterdir() if not p.name.startswith(".")) == [
+        "city=chennai", "city=san_francisco", "city=sao_paulo"]
+
+    spark.sql(f"UPDATE {name} SET fare = 25.0 WHERE rider = 'rider-D'")
+    trips = [(ts, u, r, d, 25.0 if r == "rider-D" else f, c) for ts, u, r, d, f, c in TRIPS]
+    assert checked(spark, name, path) == model(trips) and len(commits(path)) == 2
+
+    spark.sql(f"DELETE FROM {name} WHERE rider = 'rider-F'")
+    trips = [t for t in trips if t[2] != "rider-F"]
+    assert checked(spark, name, path) == model(trips) and len(commits(path)) == 3
+
+    source = [(1695200000000, "u1", "rider-A", "driver-K", 99.0, "san_francisco"),       # update
+              (1695200000000, "u7", "rider-I", "driver-S", -1.0, "chennai"),             # delete
+              (1695200000000, "u9", "rider-Z", "driver-Z", 12.5, "sao_paulo"),           # insert
+              (1695200000000, "u10", "rider-Y", "driver-Y", -3.0, "chennai")]            # not inserted
+    spark.createDataFrame(source, "ts BIGINT, uuid STRING, rider STRING, driver STRING, fare DOUBLE, city STRING"
+                          ).createOrReplaceTempView("changes")
+    spark.sql(f"""MERGE INTO {name} AS t USING (SELECT * FROM changes) s ON t.uuid = s.uuid
+                  WHEN MATCHED AND s.fare < 0 THEN DELETE
+                  WHEN MATCHED THEN UPDATE SET *
+                  WHEN NOT MATCHED AND s.fare > 0 THEN INSERT *""")
+    trips = [t for t in trips if t[1] not in ("u1", "u7")] + [source[0], source[2]]
+    assert checked(spark, name, path) == model(trips) and len(commits(path)) == 4
+
+    # time travel to the first commit, by instant and by its time
+    instant = first[0]
+    at = f"{instant[:4]}-{instant[4:6]}-{instant[6:8]} {instant[8:10]}:{instant[10:12]}:{instant[12:14]}.{instant[14:]}"
+    assert by_name(spark, f"{name} VERSION AS OF '{instant}'") == model(TRIPS)
+    assert by_name(spark, f"{name} TIMESTAMP AS OF '{at}'") == model(TRIPS)
+
+    latest = spark.sql(f"SELECT uuid, fare FROM hudi_table_changes('{name}', 'latest_state', '{instant}')").collect()
+    assert sorted(r.uuid for r in latest) == ["u1", "u3", "u9"]
+    cdc = spark.sql(f"SELECT op, count(*) AS n FROM hudi_table_changes('{name}', 'cdc', 'earliest') GROUP BY op")
+    assert {r.op: r.n for r in cdc.collect()} == {"i": 9, "u": 2, "d": 2}
+
+    spark.sql(f"DROP TABLE {name}")
+    assert not spark.catalog.tableExists(name)
+    assert HoodieTable.exists(str(path)), "an external table's files stay after DROP TABLE"
+
+
+def test_ctas_managed_table_and_drop(spark):
+    spark.sql("""CREATE TABLE riders USING hudi TBLPROPERTIES (primaryKey = 'rider', preCombineField = 'ts')
+                 AS SELECT 'rider-' || CAST(id AS STRING) AS rider, id AS ts, id * 1.5 AS fare FROM range(5)""")
+    ddl = spark.sql("SHOW CREATE TABLE riders").first()[0]
+    assert "LOCATION" not in ddl and "'primaryKey' = 'rider'" in ddl, "a managed table"
+    path = str(Path(spark.conf.get("spark.sql.warehouse.dir").removeprefix("file:")) / "riders")
+    assert HoodieTable.load(path).timeline.completed_writes()[0].action == "commit"
+    assert sorted(r.rider for r in spark.sql("SELECT rider FROM riders").collect()) == [f"rider-{i}" for i in range(5)]
+    assert sorted(rows(hudi_rs_read(path), ["rider", "ts"])) == [(f"rider-{i}", i) for i in range(5)]
+    spark.sql("DROP TABLE riders")
+    assert not HoodieTable.exists(path), "a managed table's files go with it"
+
+
+def test_a_table_over_an_existing_location(spark, tmp_path):
+    """CREATE TABLE ... LOCATION over a table written with write(): its schema and keys come from
+    the table; SQL reads and writes it like any other."""
+    path = str(tmp_path / "fruit")
+    data = spark.createDataFrame([("k1", "apple", "eu", 1), ("k2", "pear", "us", 1)], "name string, fruit string, "
+                                 "region string, ts long")
+    write(data, path, {"hoodie.table.name": "fruit", "hoodie.datasource.write.recordkey.field": "name",
+                       "hoodie.datasource.write.partitionpath.field": "region",
+                       "hoodie.datasource.write.precombine.field": "ts"})
+    spark.sql(f"CREATE TABLE fruit USING hudi LOCATION '{path}'")
+    try:
+        ddl = spark.sql("SHOW CREATE TABLE fruit").first()[0]
+        assert "primaryKey" in ddl and "'name'" in ddl and "PARTITIONED BY (region)" in ddl.replace("`", "")
+        described = [r.col_name for r in spark.sql("DESCRIBE TABLE fruit").collect()]
+        assert {"name", "fruit", "ts", "_hoodie_commit_time"} <= set(described)
+        spark.sql("INSERT INTO fruit VALUES ('k3', 'plum', 2, 'eu')")       # partition column last, as DESCRIBE shows
+        spark.sql("ALTER TABLE fruit ADD COLUMNS (price DOUBLE)")
+        spark.sql("UPDATE fruit SET price = 2.5 WHERE name = 'k1'")
+        got = sorted(tuple(r) for r in spark.sql("SELECT name, fruit, region, price FROM fruit").collect())
+        assert got == [("k1", "apple", "eu", 2.5), ("k2", "pear", "us", None), ("k3", "plum", "eu", None)]
+        assert sorted(rows(hudi_rs_read(path), ["name", "price"])) == [("k1", 2.5), ("k2", None), ("k3", None)]
+    finally:
+        spark.sql("DROP TABLE IF EXISTS fruit")
+
+
+def test_insert_overwrite(spark, tmp_path):
+    path = tmp_path / "ow"
+    spark.sql(f"""CREATE TABLE ow (id INT, v STRING, p STRING) USING hudi PARTITIONED BY (p)
+                  TBLPROPERTIES (primaryKey = 'id') LOCATION '{path}'""")
+    try:
+        spark.sql("INSERT INTO ow VALUES (1, 'a', 'x'), (2, 'b', 'y'), (3, 'c', 'y')")
+        spark.sql("INSERT OVERWRITE ow PARTITION (p = 'y') SELECT 4, 'd'")
+        assert sorted(tuple(r) for r in spark.sql("SELECT id, v, p FROM ow").collect()) == [(1, "a", "x"), (4, "d", "y")]
+        spark.sql("INSERT OVERWRITE ow SELECT 5, 'e', 'z'")
+        assert [tuple(r) for r in spark.sql("SELECT id, v, p FROM ow").collect()] == [(5, "e", "z")]
+        assert rows(hudi_rs_read(path), ["id", "v", "p"]) == [(5, "e", "z")]
+    finally:
+        spark.sql("DROP TABLE IF EXISTS ow PURGE")
+    assert not HoodieTable.exists(str(path)), "DROP TABLE ... PURGE removes an external table's files"
+
+
+def test_bad_statements_are_refused_with_hudis_meaning(spark, tmp_path):
+    path = tmp_path / "bad"
+    with pytest.raises(HoodieConfigError, match="record key"):
+        spark.sql(f"CREATE TABLE nokey (id INT, v STRING) USING hudi LOCATION '{tmp_path / 'nokey'}'")
+    assert not spark.catalog.tableExists("nokey")
+    with pytest.raises(HoodieConfigError, match="'primaryKee'.*'primaryKey'"):
+        spark.sql(f"CREATE TABLE typo (id INT) USING hudi TBLPROPERTIES (primaryKee = 'id') LOCATION '{tmp_path / 't'}'")
+    spark.sql(f"""CREATE TABLE bad (id INT, v STRING, ts BIGINT, p STRING) USING hudi PARTITIONED BY (p)
+                  TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts') LOCATION '{path}'""")
+    try:
+        spark.sql("INSERT INTO bad VALUES (1, 'a', 1, 'x'), (2, 'b', 1, 'x')")
+        with pytest.raises(HoodieConfigError, match="'id', the record key"):
+            spark.sql("UPDATE bad SET id = 3 WHERE id = 1")
+        with pytest.raises(HoodieConfigError, match="'p', the partition field"):
+            spark.sql("UPDATE bad SET p = 'y' WHERE id = 1")
+        with pytest.raises(HoodieValidationError, match=r"2 source rows match the target record \{'id': 1\}"):
+            spark.sql("""MERGE INTO bad t USING (SELECT 1 AS id, 'n' AS v, 2L AS ts, 'x' AS p UNION ALL
+                                                SELECT 1, 'm', 3L, 'x') s ON t.id = s.id
+                         WHEN MATCHED THEN UPDATE SET *""")
+        with pytest.raises(HoodieConfigError, match="no column 'nope'"):
+            spark.sql("UPDATE bad SET nope = 1")
+        assert len(commits(path)) == 1, "a refused statement commits nothing"
+        assert sorted(tuple(r) for r in spark.sql("SELECT id, v FROM bad").collect()) == [(1, "a"), (2, "b")]
+    finally:
+        spark.sql("DROP TABLE IF EXISTS bad")
+
+
+def test_other_statements_reach_spark_unchanged(spark):
+    spark.range(3).createOrReplaceTempView("plain")
+    assert spark.sql("SELECT sum(id) AS s FROM plain").first().s == 3
+    assert spark.sql("SELECT :x + 1 AS y", args={"x": 1}).first().y == 2
+    with pytest.raises(AnalysisException):
+        spark.sql("SELECT * FROM no_such_table")

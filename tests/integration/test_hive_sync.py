@@ -22,7 +22,7 @@ from thrift.protocol.TBinaryProtocol import TBinaryProtocol
 from thrift.transport.TSocket import TSocket
 from thrift.transport.TTransport import TBufferedTransport
 
-from hudi_engine import write
+from hudi_engine import read, write
 from hudi_engine.sync import (HiveSyncError, MetastoreUnavailableError, TableOwnershipError, sync_after_commit,
                               sync_hive)
 from hudi_engine.table.meta_client import HoodieTable
@@ -157,6 +157,8 @@ def test_cow_table_follows_the_timeline(metastore, spark_catalog, spark, table_p
         ("name", "string"), ("fruit", "string"), ("ts", "bigint"), ("weight", "double"), ("region", "string")]
     assert described["catalog"] == {"provider": "hudi", "type": "EXTERNAL", "partitionColumns": ["region"],
                                     "location": base}
+    # queried by name in a Hive-enabled session: Hudi's SQL (sql/router.py) reads it through read()
+    assert described["rows"] == sorted(list(r) for r in read(spark, table_path).select("name", "fruit", "region").collect())
 
 
 SPARK_DESCRIBE = textwrap.dedent("""
@@ -178,7 +180,8 @@ SPARK_DESCRIBE = textwrap.dedent("""
     catalog = {"provider": meta.provider().get(), "type": meta.tableType().name(),
                "partitionColumns": list(meta.partitionColumnNames().mkString(",").split(",")),
                "location": meta.location().toString()}
-    print("RESULT " + json.dumps({"tables": tables, "columns": described, "catalog": catalog}))
+    by_name = sorted(list(r) for r in spark.sql(f"SELECT name, fruit, region FROM {db}.{table}").collect())
+    print("RESULT " + json.dumps({"tables": tables, "columns": described, "catalog": catalog, "rows": by_name}))
 """)
 
 

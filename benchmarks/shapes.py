@@ -41,7 +41,12 @@ plane its timed run takes), ``--repeat`` rounds
 - ``upsert 10%``: ``df.sample(fraction=0.1, seed=20)`` of the rows, ordering field + 1 and one
   column changed to a value the generator never makes, cached and counted before the clock, into
   that table. Random keys put some in every file group, so the commit rewrites (nearly) all of them:
-  the upsert of the issue's second goal.
+  the upsert of the issue's second goal;
+- ``MERGE INTO 10%``: the same rows again (ordering field + 1 once more) through Spark SQL, ``MERGE
+  INTO <table> t USING <rows> s ON t.<key> = s.<key> WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED
+  THEN INSERT *`` on the table the upsert left (issue 21's benchmark row: SQL against
+  ``write(..., upsert)`` of the same rows); ``hudi_engine.spark.register`` is called first, the
+  one setup step SQL needs.
 
 The goals of issue 20: ``bulk_insert`` within 1.3x Spark's partitioned parquet write of the same
 rows, an upsert touching most file groups within 2x. Every phase runs under ``run.timed`` (wall
@@ -89,7 +94,7 @@ UPSERT_FRACTION = 0.1
 UPSERT_SEED = 20                 # df.sample's seed (issue 20)
 SESSIONS = ("stock", "local_spark")
 
-PARQUET, BULK, UPSERT = "spark parquet", "bulk_insert", "upsert 10%"
+PARQUET, BULK, UPSERT, MERGE = "spark parquet", "bulk_insert", "upsert 10%", "MERGE INTO 10%"
 GOALS = {BULK: 1.3, UPSERT: 2.0}     # issue 20: at most this many times the spark parquet write
 
 
@@ -340,7 +345,45 @@ class ShapeBench(PhaseRecorder):
         want = (n, self.base[1] + n_updates, n_updates)
         check(got3 == want, f"{s.name}, after the upsert read back (rows, ts sum, rows with {s.changed} = "
               f"{s.new_value!r}) {got3}, expected {want}")
+        self.merge_into(table, updates, rewritten)
         shutil.rmtree(table)
+
+    def merge_into(self, table: str, updates, rewritten: set) -> None:
+        """Spark SQL's MERGE INTO of the same rows again (ordering + 1 once more) on the table the
+        upsert left: what SQL costs over ``write(..., upsert)``. ``register`` is the one setup step
+        SQL needs in a stock session; the catalog entry is made outside the clock."""
+        from pyspark.sql import functions as F
+
+        from hudi_engine.api import HoodieTable, read
+        from hudi_engine.spark import register
+
+        spark, s, n_updates = self.spark, self.shape, self.n_updates
+        register(spark)
+        name, view = f"shapes_{s.name}", f"shapes_{s.name}_changes"
+        updates.withColumn(s.ordering, F.col(s.ordering) + 1).createOrReplaceTempView(view)
+        spark.sql(f"CREATE TABLE {name} USING hudi LOCATION '{table}'")
+        plane = same_plane(round(self.warms * UPSERT_FRACTION)) if self.warms else {}
+        for key, value in plane.items():
+            spark.conf.set(key, value)
+        try:
+            self.timed(MERGE, n_updates, lambda: spark.sql(
+                f"MERGE INTO {name} t USING {view} s ON t.{s.key} = s.{s.key} "
+                "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"), "upsert")
+        finally:
+            for key in plane:
+                spark.conf.unset(key)
+            spark.sql(f"DROP TABLE {name}")             # external: the files stay
+            spark.catalog.dropTempView(view)
+        instant = max(i.timestamp for i in HoodieTable.load(table).timeline.completed_writes())
+        action, stats = commit_of(table, instant)
+        updated, inserted = (sum(st[k] for st in stats) for k in ("numUpdateWrites", "numInserts"))
+        check((action, updated, inserted) == ("commit", n_updates, 0),
+              f"{s.name}, MERGE INTO commit: {action}, {updated:,} updates, {inserted:,} inserts")
+        self.wrote(MERGE, len({(st["partitionPath"], st["fileId"]) for st in stats}),
+                   sum(st["fileSizeInBytes"] for st in stats))
+        got3 = self.totals(read(spark, table))
+        want = (self.n, self.base[1] + 2 * n_updates, n_updates)
+        check(got3 == want, f"{s.name}, after MERGE INTO read back {got3}, expected {want}")
 
 
 # --- one session kind (in its own process) ---------------------------------------------------------
@@ -532,7 +575,7 @@ def _files(p: Phase, facts: dict) -> str:
     files = facts["files"].get(p.name)
     if files is None:
         return "-"
-    return f"{files} of {facts['file_groups']}" if p.name == UPSERT else str(files)
+    return f"{files} of {facts['file_groups']}" if p.name in (UPSERT, MERGE) else str(files)
 
 
 def _split(split: dict) -> str:
@@ -673,6 +716,12 @@ def findings(runs: list[dict]) -> list[str]:
     if pairs:
         out.append("- *local_spark against stock* (its best time over stock's, same shape and phase): "
                    + ", ".join(pairs) + ".")
+    merges = [f"{kind} {shape} {p.seconds / by_key[(kind, shape, UPSERT)].seconds:.2f}x"
+              for (kind, shape, name), p in by_key.items() if name == MERGE and (kind, shape, UPSERT) in by_key]
+    if merges:
+        out.append(f"- *{MERGE} against {UPSERT}* (Spark SQL's MERGE INTO of the same rows over "
+                   "`write(..., upsert)`: it reads the table, joins, checks each target is matched once, then "
+                   "upserts): " + ", ".join(merges) + ".")
     return out
 
 

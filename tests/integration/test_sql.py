@@ -2,6 +2,7 @@
 create copy-on-write and merge-on-read tables, insert, update, delete, merge (with a delete
 clause), read by name, by time travel and through ``hudi_table_changes``, drop. Every step is
 checked on the rows our reader and hudi-rs give back, and each DML statement is one commit."""
+import json
 from pathlib import Path
 
 import pytest
@@ -160,6 +161,31 @@ def test_insert_overwrite(spark, tmp_path):
     assert not HoodieTable.exists(str(path)), "DROP TABLE ... PURGE removes an external table's files"
 
 
+def test_a_merge_on_the_record_key_is_one_upsert(spark, tmp_path):
+    """MERGE ... ON the key WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *: the
+    source's rows upserted (no read of the table), one commit of one update and one insert."""
+    path = tmp_path / "m"
+    spark.sql(f"""CREATE TABLE m (id INT, v STRING, ts BIGINT) USING hudi
+                  TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = 'mor') LOCATION '{path}'""")
+    try:
+        spark.sql("INSERT INTO m VALUES (1, 'a', 1), (2, 'b', 1)")
+        spark.sql("""MERGE INTO m USING (SELECT 2 AS id, 'B' AS v, 2L AS ts UNION ALL SELECT 3, 'c', 1) s
+                     ON m.id = s.id WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *""")
+        instant = commits(path)[-1]
+        meta = json.loads((path / ".hoodie" / f"{instant}.deltacommit").read_text())
+        stats = [st for sts in meta["partitionToWriteStats"].values() for st in sts]
+        assert (sum(st["numUpdateWrites"] for st in stats), sum(st["numInserts"] for st in stats)) == (1, 1)
+        want = [(1, "a", 1), (2, "B", 2), (3, "c", 1)]
+        assert sorted(tuple(r) for r in spark.sql("SELECT id, v, ts FROM m").collect()) == want
+        assert rows(hudi_rs_read(path), ["id", "v", "ts"]) == want
+        with pytest.raises(HoodieValidationError, match=r"2 source rows share the record key \{'id': 3\}"):
+            spark.sql("""MERGE INTO m USING (SELECT 3 AS id, 'x' AS v, 5L AS ts UNION ALL SELECT 3, 'y', 6) s
+                         ON m.id = s.id WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *""")
+        assert commits(path)[-1] == instant
+    finally:
+        spark.sql("DROP TABLE IF EXISTS m")
+
+
 def test_bad_statements_are_refused_with_hudis_meaning(spark, tmp_path):
     path = tmp_path / "bad"
     with pytest.raises(HoodieConfigError, match="record key"):
@@ -175,7 +201,7 @@ def test_bad_statements_are_refused_with_hudis_meaning(spark, tmp_path):
             spark.sql("UPDATE bad SET id = 3 WHERE id = 1")
         with pytest.raises(HoodieConfigError, match="'p', the partition field"):
             spark.sql("UPDATE bad SET p = 'y' WHERE id = 1")
-        with pytest.raises(HoodieValidationError, match=r"2 source rows match the target record \{'id': 1\}"):
+        with pytest.raises(HoodieValidationError, match=r"2 source rows match the target record under ON t.id = s.id \{'id': 1\}"):
             spark.sql("""MERGE INTO bad t USING (SELECT 1 AS id, 'n' AS v, 2L AS ts, 'x' AS p UNION ALL
                                                 SELECT 1, 'm', 3L, 'x') s ON t.id = s.id
                          WHEN MATCHED THEN UPDATE SET *""")

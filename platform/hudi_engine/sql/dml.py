@@ -20,7 +20,7 @@ from ..read.reader import read
 from ..schema.meta_fields import META_FIELDS
 from ..table.meta_client import HoodieTable
 from .catalog import CatalogTable
-from .statements import Delete, Insert, Merge, MergeClause, Update
+from .statements import Delete, Insert, Merge, MergeClause, Update, equated_columns
 
 SparkSql = Callable[[str], DataFrame]
 _MATCHED, _CLAUSE = "__hudi_matched", "__hudi_clause"
@@ -115,30 +115,51 @@ def delete(spark: SparkSession, stmt: Delete, target: Target) -> str:
 
 def merge(spark: SparkSession, stmt: Merge, target: Target, query: SparkSql) -> str:
     """One upsert: each source row takes the first clause whose condition holds (matched ones
-    against the target row the ON condition pairs it with); deletes are marked in ``OP_COLUMN``."""
+    against the target row the ON condition pairs it with); deletes are marked in ``OP_COLUMN``.
+    The usual MERGE (on the record key, UPDATE SET * and INSERT * with no conditions) is the
+    upsert of the source's rows itself: the index finds the targets, no read of the table."""
     alias, source_alias = stmt.alias or target.entry.table, stmt.source_alias or "source"
     source = query(stmt.source).alias(source_alias)
+    if _is_upsert(stmt, target, alias, source_alias):
+        return _upsert(stmt, target, source, alias, source_alias)
     stored = target.rows(spark, None).withColumn(_MATCHED, F.lit(True)).alias(alias)
-    joined = source.join(stored, F.expr(stmt.on), "left")
-    matched = F.col(f"`{alias}`.`{_MATCHED}`").isNotNull()
-    _check_one_source_row_per_target(joined.filter(matched), alias, target, stmt)
-    which = F.lit(None).cast("int")
-    for i, clause in reversed(list(enumerate(stmt.clauses))):
-        holds = matched if clause.matched else ~matched
-        if clause.condition:
-            holds = holds & F.coalesce(F.expr(clause.condition), F.lit(False))
-        which = F.when(holds, F.lit(i)).otherwise(which)
-    chosen = joined.withColumn(_CLAUSE, which).filter(F.col(_CLAUSE).isNotNull())
-    values = [_clause_values(c, alias, source_alias, source.columns, target) for c in stmt.clauses]
-    out = []
-    for column in target.columns:
-        value = F.col(f"`{alias}`.`{column}`")
-        for i, clause_values in reversed(list(enumerate(values))):
-            value = F.when(F.col(_CLAUSE) == i, clause_values[column]).otherwise(value)
-        out.append(target.cast(column, value))
-    deletes = [i for i, c in enumerate(stmt.clauses) if c.action == "delete"]
-    op = F.when(F.col(_CLAUSE).isin(deletes), F.lit(DELETE)).otherwise(F.lit("U")) if deletes else F.lit("U")
-    return target.write(chosen.select(*out, op.alias(OP_COLUMN)), "upsert")
+    joined = source.join(stored, F.expr(stmt.on), "left").persist()
+    try:
+        matched = F.col(f"`{alias}`.`{_MATCHED}`").isNotNull()
+        keys = [F.col(f"`{alias}`.`{k}`").alias(k) for k in target.keys]
+        _check_unique(joined.filter(matched), keys, target, f"source rows match the target record under ON {stmt.on}")
+        which = F.lit(None).cast("int")
+        for i, clause in reversed(list(enumerate(stmt.clauses))):
+            holds = matched if clause.matched else ~matched
+            if clause.condition:
+                holds = holds & F.coalesce(F.expr(clause.condition), F.lit(False))
+            which = F.when(holds, F.lit(i)).otherwise(which)
+        chosen = joined.withColumn(_CLAUSE, which).filter(F.col(_CLAUSE).isNotNull())
+        values = [_clause_values(c, alias, source_alias, source.columns, target) for c in stmt.clauses]
+        out = []
+        for column in target.columns:
+            value = F.col(f"`{alias}`.`{column}`")
+            for i, clause_values in reversed(list(enumerate(values))):
+                value = F.when(F.col(_CLAUSE) == i, clause_values[column]).otherwise(value)
+            out.append(target.cast(column, value))
+        deletes = [i for i, c in enumerate(stmt.clauses) if c.action == "delete"]
+        op = F.when(F.col(_CLAUSE).isin(deletes), F.lit(DELETE)).otherwise(F.lit("U")) if deletes else F.lit("U")
+        return target.write(chosen.select(*out, op.alias(OP_COLUMN)), "upsert")
+    finally:
+        joined.unpersist()
+
+
+def _is_upsert(stmt: Merge, target: Target, alias: str, source_alias: str) -> bool:
+    shapes = {(c.matched, c.action, c.condition, c.assignments) for c in stmt.clauses}
+    return (len(stmt.clauses) == 2 and shapes == {(True, "update", None, None), (False, "insert", None, None)}
+            and equated_columns(stmt.on, alias, source_alias) == set(target.keys))
+
+
+def _upsert(stmt: Merge, target: Target, source: DataFrame, alias: str, source_alias: str) -> str:
+    star = _clause_values(stmt.clauses[0], alias, source_alias, source.columns, target)
+    keys = [F.col(f"`{source_alias}`.`{k}`").alias(k) for k in target.keys]
+    _check_unique(source, keys, target, "source rows share the record key")
+    return target.write(source.select(*(target.cast(c, star[c]) for c in target.columns)), "upsert")
 
 
 def _clause_values(clause: MergeClause, alias: str, source_alias: str, source_columns: list[str],
@@ -164,14 +185,12 @@ def _clause_values(clause: MergeClause, alias: str, source_alias: str, source_co
     return {c: assigned.get(c, F.lit(None)) for c in target.columns}
 
 
-def _check_one_source_row_per_target(matched: DataFrame, alias: str, target: Target, stmt: Merge) -> None:
-    """Hudi (and SQL) refuse a MERGE where several source rows match one target row: which of them
-    wins would be arbitrary."""
-    keys = [F.col(f"`{alias}`.`{k}`").alias(k) for k in target.keys]
-    duplicate = matched.groupBy(*keys).count().filter(F.col("count") > 1).limit(1).collect()
+def _check_unique(rows: DataFrame, keys: list[Column], target: Target, what: str) -> None:
+    """Hudi (and SQL) refuse a MERGE where several source rows match one target record: which of
+    them wins would be arbitrary."""
+    duplicate = rows.groupBy(*keys).count().filter(F.col("count") > 1).limit(1).collect()
     if duplicate:
         row = duplicate[0].asDict()
         key = {k: row[k] for k in target.keys}
-        raise HoodieValidationError(
-            f"MERGE INTO {target.entry.name}: {row['count']} source rows match the target record {key} "
-            f"under ON {stmt.on}; deduplicate the source so each target record is matched at most once")
+        raise HoodieValidationError(f"MERGE INTO {target.entry.name}: {row['count']} {what} {key}; deduplicate the "
+                                    "source so each target record is matched at most once")

@@ -286,6 +286,23 @@ def _merge(tree: exp.Merge) -> Merge:
     return Merge(_name(target), target.alias or None, source, source_alias, _sql(tree.args["on"]), tuple(clauses))
 
 
+def equated_columns(condition: str, left: str, right: str) -> set[str] | None:
+    """The columns ``condition`` equates between the two aliases when it is only that (``l.a = r.a
+    AND l.b = r.b``), else None: a MERGE on the record key alone is an upsert."""
+    tree = parse_tree(f"SELECT 1 WHERE {condition}")
+    where = tree.args.get("where") if tree is not None else None
+    if where is None:
+        return None
+    names = set()
+    for eq in where.this.flatten() if isinstance(where.this, exp.And) else [where.this]:
+        if not isinstance(eq, exp.EQ) or not all(isinstance(side, exp.Column) for side in (eq.this, eq.expression)):
+            return None
+        if {eq.this.table, eq.expression.table} != {left, right} or eq.this.name != eq.expression.name:
+            return None
+        names.add(eq.this.name)
+    return names
+
+
 def _call(rest: str) -> Call:
     """``CALL name(arg => value, ...)`` or positional values, as Hudi's procedures take them."""
     try:

@@ -50,6 +50,7 @@ def test_merge_clauses_in_order():
 def test_call_arguments():
     assert parse("CALL show_commits(table => 'trips', limit => 10);") == Call("show_commits",
                                                                               {"table": "trips", "limit": 10})
+    assert parse("CALL system.show_commits(table => 't')") == Call("show_commits", {"table": "t"})
     assert parse("call run_clean('trips', true, -1.5)") == Call("run_clean", {}, ("trips", True, -1.5))
     with pytest.raises(HoodieConfigError, match="positional argument"):
         parse("CALL show_commits(table => 't', 5)")

@@ -310,6 +310,8 @@ def _call(rest: str) -> Call:
     except (ParseError, sqlglot.errors.TokenError) as e:
         raise HoodieConfigError(f"CALL {rest}: cannot read the call ({e}); write CALL name(arg => value, ...)")
     func = tree.expressions[0] if isinstance(tree, exp.Select) and len(tree.expressions) == 1 else None
+    while isinstance(func, exp.Dot):     # catalog.namespace.procedure (Spark's CALL): Hudi's names are flat
+        func = func.expression
     if not isinstance(func, (exp.Anonymous, exp.Func)):
         raise HoodieConfigError(f"CALL {rest}: write CALL name(arg => value, ...)")
     name = func.name if isinstance(func, exp.Anonymous) else func.sql_name()

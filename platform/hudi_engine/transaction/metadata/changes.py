@@ -114,10 +114,12 @@ def clean_changes(partitions: Iterable[str], clean_meta: dict, columns: list[str
 
 
 def rollback_changes(partitions: Iterable[str], rollback_meta: dict) -> Changes:
-    """A rollback: the files it deleted go, the log files it wrote (command blocks) come."""
+    """A rollback: the files it deleted go; the log files it wrote (command blocks) come, and so do
+    the failed commit's own log files it leaves in place (their blocks voided), as Hudi lists them
+    (``logFilesFromFailedCommit``): compaction and cleaning find them in the listing."""
     changes = Changes(partitions)
     for partition, pm in (rollback_meta.get("partitionMetadata") or {}).items():
         changes.delete_files(partition, [posixpath.basename(f) for f in pm.get("successDeleteFiles") or []])
-        changes.add_files(partition, {posixpath.basename(f): int(size)
-                                      for f, size in (pm.get("rollbackLogFiles") or {}).items()})
+        for kept in ("rollbackLogFiles", "logFilesFromFailedCommit"):
+            changes.add_files(partition, {posixpath.basename(f): int(size) for f, size in (pm.get(kept) or {}).items()})
     return changes

@@ -141,6 +141,9 @@ INSERT_DROP_DUPS = define("hoodie.datasource.write.insert.drop.duplicates", Fals
                           "Drop incoming inserts whose key already exists.")
 SCHEMA_RECONCILE = define("hoodie.datasource.write.reconcile.schema", False,
                           "Keep the table schema when the batch lacks columns.")
+STREAMING_CHECKPOINT_IDENTIFIER = define(
+    "hoodie.datasource.write.streaming.checkpoint.identifier", "default_single_writer",
+    "Names a writeStream's batch ids in the commits it makes; each streaming query writing a table needs its own.")
 INDEX_TYPE = define("hoodie.index.type", "SIMPLE", "Index used to tag updates.",
                     choices=("SIMPLE", "GLOBAL_SIMPLE", "BLOOM", "GLOBAL_BLOOM", "BUCKET", "RECORD_INDEX"))
 SIMPLE_INDEX_UPDATE_PARTITION_PATH = define(
@@ -308,6 +311,10 @@ INCREMENTAL_FORMAT = define("hoodie.datasource.query.incremental.format", "lates
 MERGE_TYPE = define("hoodie.datasource.merge.type", "payload_combine",
                     "Merge-on-read: merge log records into base rows, or return them as found.",
                     choices=("payload_combine", "skip_merge"))
+STREAMING_START_OFFSET = define(
+    "hoodie.datasource.streaming.startOffset", "earliest",
+    "Where a new readStream starts: earliest, latest (commits after the query starts), or after an "
+    "instant (a completion time on Hudi 1.x tables).")
 
 
 # --- catalog sync (Hive Metastore) ----------------------------------------------------------------

@@ -43,7 +43,7 @@ from ..table.meta_client import HoodieTable
 from ..timeline.avro_models import decode_instant_avro
 from ..timeline.instant import COMPACTION, Instant, State
 from .file_slice import SliceMerge, read_file_slice
-from .plan import incremental_commits, merge_spec, table_schema
+from .plan import incremental_commits, merge_spec, table_schema, window_position
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,7 @@ def cdc_batches(spark: SparkSession, base_path: str, begin: str = "0",
     bounds = {C.BEGIN_INSTANTTIME.key: begin, **({C.END_INSTANTTIME.key: end} if end else {})}
     previous = begin
     for instant in incremental_commits(table, HoodieConfig(bounds)):
-        upto = instant.completion_time if table.layout_version >= 2 else instant.timestamp
+        upto = window_position(table, instant)
         yield instant.timestamp, read_cdc(spark, table, {
             C.QUERY_TYPE.key: "incremental", C.INCREMENTAL_FORMAT.key: "cdc",
             C.BEGIN_INSTANTTIME.key: previous, C.END_INSTANTTIME.key: upto})

@@ -1,7 +1,8 @@
-"""``spark.read.format("hudi")``: the read half of the ``hudi`` Python data source (``sql.datasource``
-adds writes), over the same read plan.
+"""``spark.read.format("hudi")`` and ``spark.readStream.format("hudi")``: the read half of the
+``hudi`` Python data source (``sql.datasource`` adds writes), over the same read plan.
 
-Each Spark partition reads one file slice in Arrow; options are the same as :func:`read`'s.
+Each Spark partition reads one file slice in Arrow; options are the same as :func:`read`'s. A stream
+(``stream``) plans each micro-batch as an incremental or CDC query of its window.
 ``hudi_engine.spark.register`` registers the source in a session.
 """
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Iterator
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import from_arrow_schema
+from pyspark.sql.types import StructType
 
 from .. import config as C
 from ..cdc import QUERY_SCHEMA
@@ -20,10 +22,11 @@ from ..errors import HoodieConfigError
 from ..expr.skipping import predicates
 from ..storage import Storage
 from ..table.meta_client import HoodieTable
-from .cdc import CDCPlan, plan_cdc, split_changes
-from .file_slice import read_file_slice
-from .plan import ReadPlan, is_cdc_query, plan_read
+from .cdc import CDCPlan, plan_cdc
+from .partition_rows import partition_rows
+from .plan import ReadPlan, is_cdc_query, plan_read, table_schema
 from .pruning import prune
+from .stream import HudiStreamReader
 
 
 class _SlicePartition(InputPartition):
@@ -40,20 +43,36 @@ class HudiReadSource(DataSource):
     def name(cls) -> str:
         return "hudi"
 
+    def _table(self) -> HoodieTable:
+        path = self.options.get("path")
+        if not path:
+            raise HoodieConfigError('spark.read.format("hudi") and spark.readStream.format("hudi") need a path: '
+                                    '.load("<base path>")')
+        return HoodieTable.load(Storage(path, {**self.session_settings, **self.options}))
+
     def _plan(self) -> tuple[HoodieTable, ReadPlan | CDCPlan]:
         if not hasattr(self, "_cached_plan"):
-            path = self.options.get("path")
-            if not path:
-                raise HoodieConfigError('spark.read.format("hudi") needs a path: .load("<base path>")')
             options = dict(self.options)
-            table = HoodieTable.load(Storage(path, {**self.session_settings, **options}))
+            table = self._table()
             plan = plan_cdc(table, options) if is_cdc_query(options) else plan_read(table, options)
             self._cached_plan = (table, plan)
         return self._cached_plan
 
     def schema(self):
+        if self._is_stream():
+            return from_arrow_schema(QUERY_SCHEMA if is_cdc_query(self.options) else table_schema(self._table()))
         plan = self._plan()[1]
         return from_arrow_schema(QUERY_SCHEMA if isinstance(plan, CDCPlan) else plan.schema)
+
+    def _is_stream(self) -> bool:
+        """An incremental query with no window: only a stream's, whose micro-batches bring theirs
+        (Spark tells a source's ``schema`` nothing more). A batch read refuses it when it plans."""
+        cfg = HoodieConfig(self.options)
+        return cfg.get_str(C.QUERY_TYPE).lower() == "incremental" and cfg.get_str(C.BEGIN_INSTANTTIME) is None
+
+    def streamReader(self, schema: StructType) -> HudiStreamReader:
+        table = self._table()
+        return HudiStreamReader(table.storage, C.canonical_keys(dict(self.options)), schema.fieldNames())
 
     def reader(self, schema) -> DataSourceReader:
         table, plan = self._plan()
@@ -62,10 +81,23 @@ class HudiReadSource(DataSource):
         return _HudiReader(table.storage, plan, dict(self.options))
 
 
-class _HudiReader(DataSourceReader):
-    def __init__(self, storage: Storage, plan: ReadPlan, options: dict | None = None):
+class _PlanReader(DataSourceReader):
+    """Reads one part of its plan (a file slice, a file group's changes) per Spark partition."""
+
+    def __init__(self, storage: Storage, plan: ReadPlan | CDCPlan):
         self.storage = storage
         self.plan = plan
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if partition.value >= 0:
+            yield from partition_rows(self.storage, self.plan, partition.value)
+
+
+class _HudiReader(_PlanReader):
+    plan: ReadPlan
+
+    def __init__(self, storage: Storage, plan: ReadPlan, options: dict | None = None):
+        super().__init__(storage, plan)
         self.options = options or {}
 
     def pushFilters(self, filters):
@@ -85,30 +117,13 @@ class _HudiReader(DataSourceReader):
         # Spark needs at least one partition; -1 stands for "nothing to read".
         return [_SlicePartition(i) for i in range(len(self.plan.slices))] or [_SlicePartition(-1)]
 
-    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        if partition.value < 0:
-            return
-        file_slice = self.plan.slices[partition.value]
-        table = read_file_slice(self.storage, file_slice, self.plan.schema,
-                                self.plan.commit_times, self.plan.merge)
-        yield from table.to_batches()
 
-
-class _CDCReader(DataSourceReader):
+class _CDCReader(_PlanReader):
     """One Spark partition per file group's CDC splits."""
-
-    def __init__(self, storage: Storage, plan: CDCPlan):
-        self.storage = storage
-        self.plan = plan
+    plan: CDCPlan
 
     def partitions(self):
         return [_SlicePartition(i) for i in range(len(self.plan.groups))] or [_SlicePartition(-1)]
-
-    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        if partition.value < 0:
-            return
-        for split in self.plan.groups[partition.value]:
-            yield from split_changes(self.storage, self.plan, split).to_batches()
 
 
 _OPS = {"EqualTo": "=", "GreaterThan": ">", "GreaterThanOrEqual": ">=", "LessThan": "<",

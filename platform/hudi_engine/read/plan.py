@@ -115,6 +115,12 @@ def incremental_commits(table: HoodieTable, cfg: HoodieConfig) -> list[Instant]:
     return timeline.completed_writes(after=begin, until=end)
 
 
+def window_position(table: HoodieTable, instant: Instant) -> str:
+    """Where an incremental window that ends with ``instant`` ends, as :func:`incremental_commits`
+    compares it: its completion time on Hudi 1.x tables, its instant time before."""
+    return instant.completion_time if table.layout_version >= 2 else instant.timestamp
+
+
 def _incremental(table: HoodieTable, cfg: HoodieConfig) -> ReadPlan:
     """Rows written by the commits in the window (begin, end], latest version of each."""
     timeline = table.timeline

@@ -56,7 +56,7 @@ class StagedFile(WriterCommitMessage):
 
 @dataclass(frozen=True)
 class StagedWrite:
-    """One ``df.write``, as the commit hands it to the driver."""
+    """One ``df.write`` or one micro-batch of a ``writeStream``, as the commit hands it to the driver."""
     base_path: str
     options: dict[str, str]       # Hudi's keys, spelled as config defines them; no "path"
     overwrite: bool
@@ -64,6 +64,7 @@ class StagedWrite:
     schema: str                   # the DataFrame's schema, as Spark's JSON
     files: tuple[str, ...] = ()
     rows: int = 0
+    batch_id: int | None = None   # a writeStream's micro-batch (sink_checkpoint); None for df.write
 
     @classmethod
     def from_dict(cls, fields: dict) -> "StagedWrite":

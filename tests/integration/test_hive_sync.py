@@ -10,17 +10,11 @@ import sys
 import textwrap
 import threading
 import uuid
-from contextlib import contextmanager
 from pathlib import Path
-from urllib.parse import urlparse
 
 import pytest
 from pyarrow.fs import FileSelector
-from pymetastore.hive_metastore import ThriftHiveMetastore
 from pymetastore.hive_metastore.ttypes import FieldSchema, Partition, SerDeInfo, StorageDescriptor, Table
-from thrift.protocol.TBinaryProtocol import TBinaryProtocol
-from thrift.transport.TSocket import TSocket
-from thrift.transport.TTransport import TBufferedTransport
 
 from hudi_engine import read, write
 from hudi_engine.sync import (HiveSyncError, MetastoreUnavailableError, TableOwnershipError, sync_after_commit,
@@ -29,7 +23,7 @@ from hudi_engine.table.meta_client import HoodieTable
 from hudictl import hive_sync as hive_sync_cli
 from tests.conftest import configure_session, unzip_fixture
 from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA
-from tests.support.metastore import S3A_BUCKET
+from tests.support.metastore import S3A_BUCKET, thrift
 from tests.support.services import free_port
 
 pytestmark = pytest.mark.spark      # the metastore runs on the JVM too
@@ -49,18 +43,6 @@ def db():
 def options(metastore, db, **extra):
     return {"hoodie.datasource.hive_sync.metastore.uris": metastore.uri,
             "hoodie.datasource.hive_sync.database": db, **extra}
-
-
-@contextmanager
-def thrift(metastore):
-    """A plain thrift client, independent of the code under test, to ask the metastore."""
-    uri = urlparse(metastore.uri)
-    transport = TBufferedTransport(TSocket(uri.hostname, uri.port))
-    transport.open()
-    try:
-        yield ThriftHiveMetastore.Client(TBinaryProtocol(transport))
-    finally:
-        transport.close()
 
 
 def get_table(metastore, db, name) -> Table:

@@ -3,15 +3,10 @@ against the timeline, the files on disk and hoodie.properties, and the procedure
 table (compaction, clustering, clean, savepoints, rollback, archival, Hive sync) against the data
 read back and the timeline they leave."""
 import os
-from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-from pymetastore.hive_metastore import ThriftHiveMetastore
-from thrift.protocol.TBinaryProtocol import TBinaryProtocol
-from thrift.transport.TSocket import TSocket
-from thrift.transport.TTransport import TBufferedTransport
 
 from hudi_engine import read, write
 from hudi_engine.errors import HoodieConfigError, HoodieError, HoodieTimelineError
@@ -23,6 +18,7 @@ from hudi_engine.table.properties import read_properties_text
 from hudi_engine.table.retention import archive_folder
 from hudi_engine.timeline.instant import CLEAN, COMMIT, COMPACTION, DELTA_COMMIT, REPLACE_COMMIT, ROLLBACK
 from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA, three_commits
+from tests.support.metastore import thrift
 
 pytestmark = pytest.mark.spark
 COLS = ["name", "fruit", "region"]
@@ -273,17 +269,6 @@ def test_archive_commits(spark, tables):
     assert [i.timestamp for i in table.timeline.completed_writes()] == commits[-2:]
     assert [i.timestamp for i in archived_instants(table.storage, archive_folder(table))] == commits[:3]
     assert state(spark, path) == [("jack", "f5", "eu")]
-
-
-@contextmanager
-def thrift(metastore):
-    uri = urlparse(metastore.uri)
-    transport = TBufferedTransport(TSocket(uri.hostname, uri.port))
-    transport.open()
-    try:
-        yield ThriftHiveMetastore.Client(TBinaryProtocol(transport))
-    finally:
-        transport.close()
 
 
 def test_hive_sync(spark, tables, metastore):

@@ -9,9 +9,15 @@ from __future__ import annotations
 import socket
 import subprocess
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pyspark
+from pymetastore.hive_metastore import ThriftHiveMetastore
+from thrift.protocol.TBinaryProtocol import TBinaryProtocol
+from thrift.transport.TSocket import TSocket
+from thrift.transport.TTransport import TBufferedTransport
 
 from tests.support.services import free_port, stop_group
 
@@ -118,3 +124,15 @@ def start_metastore(workdir: Path) -> Metastore:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=workdir,
                                    start_new_session=True)
     return Metastore(process, port, log)
+
+
+@contextmanager
+def thrift(metastore):
+    """A plain thrift client, independent of the code under test, to ask the metastore."""
+    uri = urlparse(metastore.uri)
+    transport = TBufferedTransport(TSocket(uri.hostname, uri.port))
+    transport.open()
+    try:
+        yield ThriftHiveMetastore.Client(TBinaryProtocol(transport))
+    finally:
+        transport.close()

@@ -74,9 +74,9 @@ def test_large_rewrites_merge_on_spark(spark, table_path):
 
 
 def test_big_inputs_are_not_collected(spark, monkeypatch):
-    """Spark's estimate of a big input sends it through Spark without a probe; an input Spark
-    cannot count (a projection of a cached frame, rows from Python) is counted before it is
-    collected, so only a small one is collected, once."""
+    """Spark's estimate of a big input sends it through Spark without a probe; an input Spark sizes
+    but cannot count (a projection of a cached frame) is counted before it is collected, so only a
+    small one is collected; rows from Python (no size) are collected up to the limit, once."""
     collected = []
     monkeypatch.setattr(writer, "_collect", lambda df: collected.append(df) or df.toArrow())
     cached = spark.range(1000).selectExpr("id", "cast(id as string) AS key").cache()
@@ -85,13 +85,14 @@ def test_big_inputs_are_not_collected(spark, monkeypatch):
         assert small_input(spark.range(1000), 10) is None
         assert small_input(cached.select("key"), 10) is None
         assert small_input(spark.range(100).filter("id % 2 = 0"), 10) is None
-        assert small_input(spark.createDataFrame([(i,) for i in range(20)], "id long"), 10) is None
         assert small_input(spark.range(5), 0) is None
         assert collected == []
+        assert small_input(spark.createDataFrame([(i,) for i in range(20)], "id long"), 10) is None
+        assert len(collected) == 1
         assert small_input(spark.range(5).toDF("id"), 10).num_rows == 5
         assert small_input(spark.createDataFrame([(i,) for i in range(5)], "id long"), 10).num_rows == 5
         assert small_input(cached.filter("id < 5"), 100).num_rows == 5
-        assert len(collected) == 3
+        assert len(collected) == 4
     finally:
         cached.unpersist()
 

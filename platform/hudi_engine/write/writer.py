@@ -107,17 +107,21 @@ PROBE_BYTES_PER_RECORD = 1024
 
 def small_input(df: DataFrame, max_records: int) -> pa.Table | None:
     """The input's rows when there are at most ``max_records``, else None. Spark's estimate decides
-    when it can (a row count, or a size too big to be small); otherwise a count of at most
-    ``max_records + 1`` rows does, so a big input is never collected only to be dropped."""
+    when it can: a row count, or a size too big to be small. A plan Spark sizes but cannot count (a
+    projection of a cached frame, a file scan) is counted up to ``max_records + 1`` rows first, so a
+    big input is never collected only to be dropped; one it cannot size at all (rows from Python)
+    is collected up to that many in one job."""
     if max_records <= 0:
         return None
     rows, size = _estimate(df)
     if rows is not None and rows > max_records:
         return None
-    if rows is None and size is not None and size > max_records * PROBE_BYTES_PER_RECORD:
-        return None
-    if rows is None and df.limit(max_records + 1).count() > max_records:
-        return None
+    if rows is None and size is not None:
+        if size > max_records * PROBE_BYTES_PER_RECORD or df.limit(max_records + 1).count() > max_records:
+            return None
+    if rows is None and size is None:
+        collected = _collect(df.limit(max_records + 1))
+        return collected if collected.num_rows <= max_records else None
     return _collect(df)
 
 

@@ -14,7 +14,7 @@ writes.  Python only touches values Arrow cannot format the Java way (floats out
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -229,6 +229,12 @@ class KeyGenerator:
             f"({C.RECORDKEY_FIELDS.alternatives[0]}).")
 
 
+def partition_field_names(spec: Iterable[str]) -> tuple[str, ...]:
+    """Partition field names of a partition path spec; a CustomKeyGenerator's ``field:TYPE`` keeps
+    only the field."""
+    return tuple(p.split(":", 1)[0].strip() for p in spec if p.strip())
+
+
 def key_generator_from_config(cfg: HoodieConfig) -> KeyGenerator:
     """Pick the key generator the way Hudi's Spark writer does: class, then type, then inference."""
     record_key_fields = cfg.get_list(C.RECORDKEY_FIELDS)
@@ -270,7 +276,7 @@ def key_generator_from_config(cfg: HoodieConfig) -> KeyGenerator:
         partition_fields = [p[0].strip() for p in pairs]
         field_types = [p[1].strip().upper() if len(p) == 2 else "" for p in pairs]
     else:
-        partition_fields = [p.split(":", 1)[0].strip() for p in partition_spec]
+        partition_fields = list(partition_field_names(partition_spec))
 
     needs_spec = kind == "TIMESTAMP" or (field_types is not None and "TIMESTAMP" in field_types)
     return KeyGenerator(

@@ -16,3 +16,8 @@ META_FIELDS = (COMMIT_TIME, COMMIT_SEQNO, RECORD_KEY, PARTITION_PATH, FILE_NAME)
 OPERATION_FIELD = "_hoodie_operation"   # never part of the data schema
 
 META_SCHEMA = [pa.field(name, pa.string()) for name in META_FIELDS]
+
+
+def without_meta_fields(schema: pa.Schema) -> pa.Schema:
+    """The data columns of a schema that may carry the meta columns (a table's, a query's)."""
+    return pa.schema([f for f in schema if f.name not in META_FIELDS])

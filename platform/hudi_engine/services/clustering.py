@@ -39,7 +39,7 @@ from ..read.file_slice import SliceMerge
 from ..read.plan import ReadPlan, merge_spec, table_schema
 from ..read.reader import scan
 from ..schema.avro import add_meta_fields, arrow_to_avro, to_json
-from ..schema.meta_fields import META_FIELDS
+from ..schema.meta_fields import META_FIELDS, without_meta_fields
 from ..table.meta_client import HoodieTable
 from ..table.pending import (completed_clusterings, pending_clustering_groups, pending_clusterings,
                              pending_compaction_groups)
@@ -162,7 +162,7 @@ def _execute(spark: SparkSession, table: HoodieTable, requested: Instant, reques
     strategy = layout_strategy(cfg.get_str(C.LAYOUT_OPTIMIZE_STRATEGY)) if columns else LINEAR
     resize = prepare_resize(table, groups) if is_consistent_bucket_plan(plan) else None
     schema = table_schema(table)
-    data_schema = pa.schema([f for f in schema if f.name not in META_FIELDS])
+    data_schema = without_meta_fields(schema)
     avro = arrow_to_avro(data_schema, table.name)
     ctx = WriteContext(table.storage, requested.timestamp, data_schema, to_json(add_meta_fields(avro)),
                        {**options, **table.props})

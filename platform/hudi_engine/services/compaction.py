@@ -32,7 +32,7 @@ from ..read.log_merge import DELETES
 from ..read.plan import merge_spec, table_schema
 from ..schema.arrow import conform
 from ..schema.avro import add_meta_fields, arrow_to_avro, to_json
-from ..schema.meta_fields import META_FIELDS, RECORD_KEY
+from ..schema.meta_fields import RECORD_KEY, without_meta_fields
 from ..spark_files import received_indexes
 from ..table.meta_client import HoodieTable
 from ..table.pending import pending_clustering_groups, pending_compaction_groups, requested_plan
@@ -101,7 +101,7 @@ def _execute(spark: SparkSession, table: HoodieTable, requested: Instant, option
     plan = requested_plan(table.timeline, requested)
     operations = plan.get("operations") or []
     schema = table_schema(table)
-    data_schema = pa.schema([f for f in schema if f.name not in META_FIELDS])
+    data_schema = without_meta_fields(schema)
     avro = arrow_to_avro(data_schema, table.name)
     ctx = WriteContext(table.storage, requested.timestamp, data_schema, to_json(add_meta_fields(avro)),
                        {**(options or {}), **table.props})

@@ -15,8 +15,9 @@ from .. import config as C
 from ..api.writes import write
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError
+from ..keygen import partition_field_names
 from ..read.plan import table_schema
-from ..schema.meta_fields import META_FIELDS
+from ..schema.meta_fields import META_FIELDS, without_meta_fields
 from ..storage import Storage
 from ..table.meta_client import HoodieTable
 from ..write.writer import create_table as create_on_storage
@@ -44,11 +45,11 @@ def create(spark: SparkSession, stmt: CreateTable, spark_sql: SparkSql, query: S
     rows = query(stmt.query) if stmt.query is not None else None
     if existing:
         hudi = HoodieTable.load(location)
-        schema = pa.schema([f for f in table_schema(hudi) if f.name not in META_FIELDS])
+        schema = without_meta_fields(table_schema(hudi))
         _check_declared(stmt, schema, location)
         options = hudi.props
         properties = {**_declared_identity(hudi), **stmt.properties}
-        partitions = tuple(f.split(":")[0] for f in hudi.config.get_list(C.PARTITION_FIELDS))
+        partitions = partition_field_names(hudi.config.get_list(C.PARTITION_FIELDS))
     else:
         schema = _schema(spark, stmt, rows)
         options = hoodie_options({**stmt.options, **stmt.properties}, table, database, stmt.partitioned_by)
@@ -79,7 +80,7 @@ def add_columns(spark: SparkSession, stmt: AddColumns, entry: catalog.CatalogTab
                 options: dict[str, str]) -> None:
     """New nullable columns at the end, as Hudi's schema evolution adds them: an empty commit whose
     schema has them, then the catalog entry."""
-    current = pa.schema([f for f in table_schema(HoodieTable.load(entry.path)) if f.name not in META_FIELDS])
+    current = without_meta_fields(table_schema(HoodieTable.load(entry.path)))
     taken = {n.lower() for n in current.names}
     clash = [c.name for c in stmt.columns if c.name.lower() in taken]
     if clash:
@@ -101,7 +102,7 @@ def _schema(spark: SparkSession, stmt: CreateTable, rows: DataFrame | None) -> p
         if stmt.columns:
             raise HoodieConfigError(f"CREATE TABLE {stmt.name} AS SELECT takes its columns from the query; "
                                     "drop the column list")
-        return pa.schema([f for f in to_arrow_schema(rows.schema) if f.name not in META_FIELDS])
+        return without_meta_fields(to_arrow_schema(rows.schema))
     if not stmt.columns:
         raise HoodieConfigError(f"CREATE TABLE {stmt.name} USING hudi needs columns, AS SELECT, or the "
                                 "LOCATION of an existing Hudi table")

@@ -14,10 +14,11 @@ from .. import config as C
 from ..api.writes import write
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError, HoodieValidationError
+from ..keygen import partition_field_names
 from ..merge.record_merger import DELETE, OP_COLUMN
 from ..read.plan import table_schema
 from ..read.reader import read
-from ..schema.meta_fields import META_FIELDS
+from ..schema.meta_fields import without_meta_fields
 from ..table.meta_client import HoodieTable
 from .catalog import CatalogTable
 from .statements import Delete, Insert, Merge, MergeClause, Update, equated_columns
@@ -32,10 +33,10 @@ class Target:
     def __init__(self, entry: CatalogTable, options: dict[str, str]):
         self.entry, self.options = entry, options
         table = HoodieTable.load(entry.path)
-        self.schema: pa.Schema = pa.schema([f for f in table_schema(table) if f.name not in META_FIELDS])
+        self.schema: pa.Schema = without_meta_fields(table_schema(table))
         cfg = table.config
         self.keys = tuple(cfg.get_list(C.RECORDKEY_FIELDS))
-        self.partitions = tuple(f.split(":")[0] for f in cfg.get_list(C.PARTITION_FIELDS))
+        self.partitions = partition_field_names(cfg.get_list(C.PARTITION_FIELDS))
         self.columns = tuple(self.schema.names)
 
     def cast(self, name: str, value: Column) -> Column:

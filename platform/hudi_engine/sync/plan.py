@@ -8,7 +8,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import pyarrow as pa
 
-from ..schema.meta_fields import META_FIELDS
+from ..schema.meta_fields import without_meta_fields
 from .errors import HiveSyncError, TableOwnershipError
 from .hive_schema import (
     INPUT_FORMAT,
@@ -72,7 +72,7 @@ class PartitionChanges:
 
 def desired_table(settings: SyncSettings, target: TargetTable, schema: pa.Schema, location: str) -> HiveTable:
     if settings.omit_metadata_fields:
-        schema = pa.schema([f for f in schema if f.name not in META_FIELDS])
+        schema = without_meta_fields(schema)
     columns, keys = split_partition_keys(
         hive_columns(schema, settings.support_timestamp, settings.sync_comment), settings.partition_fields)
     params = dict(settings.table_properties)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from .. import config as C
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError
+from ..keygen import partition_field_names
 from .partitions import PartitionValueExtractor, extractor_for, infer_extractor_name
 
 RO_SUFFIX = "_ro"
@@ -57,8 +58,8 @@ def resolve_settings(options: dict | None, table_props: dict[str, str]) -> SyncS
         raise HoodieConfigError(f"{C.HIVE_SYNC_TABLE.key} is required: the table records no name")
     database = (cfg.get_str(C.HIVE_SYNC_DATABASE) if cfg.contains(C.HIVE_SYNC_DATABASE)
                 else table_cfg.get_str(C.DATABASE_NAME)) or C.HIVE_SYNC_DATABASE.default
-    fields = _field_names(cfg.get_str(C.HIVE_SYNC_PARTITION_FIELDS) if cfg.contains(
-        C.HIVE_SYNC_PARTITION_FIELDS) else table_cfg.get_str(C.PARTITION_FIELDS))
+    fields = partition_field_names(cfg.get_list(C.HIVE_SYNC_PARTITION_FIELDS) if cfg.contains(
+        C.HIVE_SYNC_PARTITION_FIELDS) else table_cfg.get_list(C.PARTITION_FIELDS))
     extractor_name = cfg.get_str(C.HIVE_SYNC_PARTITION_EXTRACTOR) or infer_extractor_name(
         fields, table_cfg.get(C.HIVE_STYLE_PARTITIONING))
     decode = (cfg.get(C.META_SYNC_DECODE_PARTITION) if cfg.contains(C.META_SYNC_DECODE_PARTITION)
@@ -113,7 +114,3 @@ def _key_values(cfg: HoodieConfig, prop: C.ConfigProperty) -> dict[str, str]:
         out[parts[0].strip()] = parts[1].strip() if len(parts) == 2 else ""
     return out
 
-
-def _field_names(value: str | None) -> tuple[str, ...]:
-    """Partition field names; a CustomKeyGenerator's ``field:TYPE`` keeps only the field."""
-    return tuple(f.split(":")[0].strip() for f in (value or "").split(",") if f.strip())

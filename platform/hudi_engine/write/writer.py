@@ -32,7 +32,7 @@ from ..merge.record_merger import OP_COLUMN, MergeSpec, merge_mode
 from ..metadata_table.reader import table_view
 from ..schema.avro import (add_meta_fields, arrow_schema_compatible, arrow_to_avro, avro_to_arrow,
                            reconcile_nullability, to_json)
-from ..schema.meta_fields import META_FIELDS
+from ..schema.meta_fields import META_FIELDS, without_meta_fields
 from ..spark_jobs import step, write_settings
 from ..table.meta_client import HoodieTable
 from ..table.pending import pending_clustering_groups, pending_compaction_groups
@@ -87,8 +87,7 @@ def create_table(base_path: str, cfg: HoodieConfig, data_schema: pa.Schema) -> H
     check_engine(cfg, cfg.get_str(C.TABLE_TYPE).upper())
     keygen = key_generator_from_config(cfg)
     name = cfg.require(C.TABLE_NAME, "a new table needs a name")
-    fields = (*keygen.record_key_fields, *(f.split(":")[0] for f in keygen.partition_fields))
-    missing = [f for f in fields if f not in data_schema.names]
+    missing = [f for f in (*keygen.record_key_fields, *keygen.partition_fields) if f not in data_schema.names]
     if missing:
         raise HoodieConfigError(f"field(s) {', '.join(missing)} named by the table's record key or partition "
                                 f"path are not among its columns ({', '.join(data_schema.names)})")
@@ -98,7 +97,11 @@ def create_table(base_path: str, cfg: HoodieConfig, data_schema: pa.Schema) -> H
 
 def _data_schema(df: DataFrame | pa.Table) -> pa.Schema:
     schema = df.schema if isinstance(df, pa.Table) else to_arrow_schema(df.schema)
-    return pa.schema([f for f in schema if f.name not in META_FIELDS and f.name != OP_COLUMN])
+    return pa.schema([f for f in schema if f.name not in _NOT_DATA])
+
+
+# Columns an input may carry that are not the table's: meta columns (rewritten) and deletes marked per row.
+_NOT_DATA = frozenset((*META_FIELDS, OP_COLUMN))
 
 
 # Inputs whose plan Spark estimates above this many bytes a record allowed in-process are not probed.
@@ -114,15 +117,14 @@ def small_input(df: DataFrame, max_records: int) -> pa.Table | None:
     if max_records <= 0:
         return None
     rows, size = _estimate(df)
-    if rows is not None and rows > max_records:
-        return None
-    if rows is None and size is not None:
-        if size > max_records * PROBE_BYTES_PER_RECORD or df.limit(max_records + 1).count() > max_records:
-            return None
     if rows is None and size is None:
         collected = _collect(df.limit(max_records + 1))
         return collected if collected.num_rows <= max_records else None
-    return _collect(df)
+    if rows is None:
+        if size is not None and size > max_records * PROBE_BYTES_PER_RECORD:
+            return None
+        rows = df.limit(max_records + 1).count()
+    return _collect(df) if rows <= max_records else None
 
 
 def _estimate(df: DataFrame) -> tuple[int | None, int | None]:
@@ -159,7 +161,7 @@ class WriteJob:
         names = df.column_names if isinstance(df, pa.Table) else df.columns
         meta = [c for c in names if c in META_FIELDS]
         self.table, self.cfg, self.operation = table, cfg, operation
-        self.columns = [c for c in names if c not in META_FIELDS and c != OP_COLUMN]
+        self.columns = [c for c in names if c not in _NOT_DATA]
         self.data_schema = _data_schema(df)
         self.spark = getattr(df, "sparkSession", None)
         if isinstance(df, pa.Table):
@@ -282,7 +284,7 @@ class WriteJob:
         latest = self.table.timeline.latest_schema()
         if latest is None or self.operation in ("delete", "delete_partition"):
             return incoming if latest is None else avro_to_arrow(latest)
-        current = pa.schema([f for f in avro_to_arrow(latest) if f.name not in META_FIELDS])
+        current = without_meta_fields(avro_to_arrow(latest))
         incoming = reconcile_nullability(incoming, current)
         problem = arrow_schema_compatible(current, incoming)
         if problem:

@@ -29,6 +29,9 @@ class Postgres:
         return {**os.environ, "PGHOST": "127.0.0.1", "PGPORT": str(self.port), "PGUSER": USER,
                 "PGDATABASE": database, "PGPASSWORD": "unused (trust)"}
 
+    def url(self, database: str, user: str = USER) -> str:
+        return f"postgresql://{user}@127.0.0.1:{self.port}/{database}"
+
     def psql(self, database: str, sql: str) -> str:
         done = subprocess.run(["psql", "-v", "ON_ERROR_STOP=1", "-tAc", sql], env=self.env(database),
                               capture_output=True, text=True, check=True)
@@ -40,7 +43,8 @@ class Postgres:
         shutil.rmtree(self.data.parent, ignore_errors=True)
 
 
-def start_postgres() -> Postgres:
+def start_postgres(**settings: str) -> Postgres:
+    """A new server; ``settings`` are server parameters (``wal_level="logical"``, ...)."""
     if not (BIN / "initdb").exists() or not shutil.which("psql"):
         not_installed("PostgreSQL 15 is not installed (.ci/install-services installs it)")
     run_as = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
@@ -51,6 +55,7 @@ def start_postgres() -> Postgres:
     subprocess.run([*run_as, str(BIN / "initdb"), "-D", str(data), "-U", USER, "--auth=trust", "-E", "UTF8"],
                    check=True, capture_output=True)
     subprocess.run([*run_as, str(BIN / "pg_ctl"), "-D", str(data), "-l", str(folder / "postgres.log"), "-w",
-                    "-o", f"-p {port} -k {folder} -c listen_addresses=127.0.0.1", "start"],
+                    "-o", " ".join([f"-p {port} -k {folder} -c listen_addresses=127.0.0.1",
+                                    *(f"-c {k}={v}" for k, v in settings.items())]), "start"],
                    check=True, capture_output=True)
     return Postgres(data, port, run_as)

@@ -189,14 +189,8 @@ class KafkaSource(ABC):
         if not plan.ranges:
             return Batch(None, checkpoint, lag_records=plan.lag(latest), position=plan.describe())
         rows = self._rows(spark, plan).localCheckpoint(eager=True)
-        counts = {bad: n for bad, n in rows.groupBy(F.col(REASON).isNotNull()).count().collect()}
-        data = rows.filter(F.col(REASON).isNull()).drop(*[c for c in rows.columns if c in INTERNAL])
-        errors = rows.filter(F.col(REASON).isNotNull()).select(
-            F.col(RAW).alias(base.RAW_RECORD), F.col(REASON).alias(base.REASON),
-            F.col(MESSAGE).alias(base.MESSAGE), position_column(self.topic).alias(base.SOURCE_POSITION))
-        return Batch(data if counts.get(False) else None, plan.checkpoint,
-                     errors if counts.get(True) else None, lag_records=plan.lag(latest),
-                     position=plan.describe())
+        data, errors = split_errors(rows, position_column(self.topic))
+        return Batch(data, plan.checkpoint, errors, lag_records=plan.lag(latest), position=plan.describe())
 
     def plan(self, checkpoint: str | None, limit: int) -> tuple[Plan, dict[int, int]]:
         """The batch after ``checkpoint`` (at most ``limit`` events when > 0, else maxEvents) and
@@ -487,6 +481,17 @@ def infer_json_schema(spark: SparkSession, raw: DataFrame) -> StructType:
     texts = raw.filter(F.col(REASON).isNull()).select(VALUE).rdd.map(lambda row: row[0])
     inferred = spark.read.option("columnNameOfCorruptRecord", CORRUPT).json(texts).schema
     return StructType([f for f in inferred.fields if f.name != CORRUPT])
+
+
+def split_errors(rows: DataFrame, position: Column) -> tuple[DataFrame | None, DataFrame | None]:
+    """The good rows without the reader's columns, and the bad ones as error records (``position``
+    says where each came from); None for an empty side."""
+    counts = {bad: n for bad, n in rows.groupBy(F.col(REASON).isNotNull()).count().collect()}
+    data = rows.filter(F.col(REASON).isNull()).drop(*[c for c in rows.columns if c in INTERNAL])
+    errors = rows.filter(F.col(REASON).isNotNull()).select(
+        F.col(RAW).alias(base.RAW_RECORD), F.col(REASON).alias(base.REASON),
+        F.col(MESSAGE).alias(base.MESSAGE), position.alias(base.SOURCE_POSITION))
+    return (data if counts.get(False) else None), (errors if counts.get(True) else None)
 
 
 def flag_errors(rows: DataFrame, failed: Column, reason: Column, message: Column, raw: Column) -> DataFrame:

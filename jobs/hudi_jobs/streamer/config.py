@@ -43,6 +43,7 @@ from .. import keys as _keys_package
 from .. import schema_provider
 from ..keys import files as FK
 from ..keys import kafka as KK
+from ..keys import postgres_cdc as PK
 from ..keys import schema as SK
 from ..keys import streamer as K
 from .props import load_properties, read_text
@@ -116,7 +117,8 @@ FIELDS = (
     Field("source_class", "sourceClass", "--source-class", str,
           "Where records come from: JsonDFSSource (default), CsvDFSSource, ParquetDFSSource, "
           "AvroDFSSource, JsonKafkaSource, AvroKafkaSource, HoodieIncrSource, "
-          "PostgresDebeziumSource, MySqlDebeziumSource."),
+          "PostgresDebeziumSource, MySqlDebeziumSource, or this platform's PostgresCdcSource "
+          "(a PostgreSQL table's changes by logical decoding, without Kafka)."),
     Field("source_ordering_field", "sourceOrderingField", "--source-ordering-field", str,
           "Field deciding which of two records with the same key wins (default: ts).",
           aliases=("--source-ordering-fields",)),
@@ -204,6 +206,9 @@ SOURCES: dict[str, SourceSpec] = {
                                          _DEBEZIUM_PKG, _KAFKA),
     "MySqlDebeziumSource": SourceSpec("hudi_jobs.sources.debezium", "MySqlDebeziumSource",
                                       _DEBEZIUM_PKG, _KAFKA),
+    "PostgresCdcSource": SourceSpec("hudi_jobs.sources.postgres_cdc", "PostgresCdcSource", "",
+                                    (Requirement(PK.URL, "the PostgreSQL database"),
+                                     Requirement(PK.TABLE, "the table whose changes are captured"))),
 }
 SQL_QUERY, SQL_FILE, FLATTENING = "SqlQueryBasedTransformer", "SqlFileBasedTransformer", "FlatteningTransformer"
 _TRANSFORM_PKG = "org.apache.hudi.utilities.transform."

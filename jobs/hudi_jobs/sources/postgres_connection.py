@@ -95,16 +95,22 @@ def parse_url(url: str, key: str) -> PostgresSettings:
     return PostgresSettings(parts.hostname, port, dbname, user, password, tuple(sorted(params)))
 
 
+def read_password_file(path: str | None, key: str) -> str | None:
+    """The first line of a password file (a mounted Secret), as Hudi's JDBC source reads
+    ``password.file``; None without a file."""
+    if not path:
+        return None
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError as exc:
+        raise HoodieConfigError(f"{key}={path}: cannot read the password file ({exc.strerror})") from None
+    return lines[0] if lines else ""
+
+
 def with_login(settings: PostgresSettings, user: str | None, password: str | None,
                password_file: str | None, file_key: str) -> PostgresSettings:
-    """The URL's settings with the user and password options over them (a password file's first
-    line, as Hudi's JDBC source reads ``password.file``)."""
-    if password is None and password_file:
-        try:
-            lines = Path(password_file).read_text().splitlines()
-        except OSError as exc:
-            raise HoodieConfigError(f"{file_key}={password_file}: cannot read the password file ({exc.strerror})") \
-                from None
-        password = lines[0] if lines else ""
+    """The URL's settings with the user and password options over them."""
+    if password is None:
+        password = read_password_file(password_file, file_key)
     return PostgresSettings(settings.host, settings.port, settings.dbname, user or settings.user,
                             password if password is not None else settings.password, settings.params)

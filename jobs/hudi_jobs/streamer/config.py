@@ -42,6 +42,7 @@ from hudi_engine.errors import HoodieConfigError
 from .. import keys as _keys_package
 from .. import schema_provider
 from ..keys import files as FK
+from ..keys import jdbc as JK
 from ..keys import kafka as KK
 from ..keys import postgres_cdc as PK
 from ..keys import schema as SK
@@ -116,7 +117,7 @@ FIELDS = (
           "Drop incoming records whose key is already in the table (INSERT/BULK_INSERT only)."),
     Field("source_class", "sourceClass", "--source-class", str,
           "Where records come from: JsonDFSSource (default), CsvDFSSource, ParquetDFSSource, "
-          "AvroDFSSource, JsonKafkaSource, AvroKafkaSource, HoodieIncrSource, "
+          "AvroDFSSource, JsonKafkaSource, AvroKafkaSource, HoodieIncrSource, JdbcSource, SqlSource, "
           "PostgresDebeziumSource, MySqlDebeziumSource, or this platform's PostgresCdcSource "
           "(a PostgreSQL table's changes by logical decoding, without Kafka)."),
     Field("source_ordering_field", "sourceOrderingField", "--source-ordering-field", str,
@@ -206,6 +207,11 @@ SOURCES: dict[str, SourceSpec] = {
                                          _DEBEZIUM_PKG, _KAFKA),
     "MySqlDebeziumSource": SourceSpec("hudi_jobs.sources.debezium", "MySqlDebeziumSource",
                                       _DEBEZIUM_PKG, _KAFKA),
+    "JdbcSource": SourceSpec("hudi_jobs.sources.jdbc", "JdbcSource", _SOURCES_PKG,
+                             (Requirement(JK.URL, "the database, e.g. jdbc:postgresql://host:5432/db"),
+                              Requirement(JK.TABLE_NAME, "the table to pull"))),
+    "SqlSource": SourceSpec("hudi_jobs.sources.sql", "SqlSource", _SOURCES_PKG,
+                            (Requirement(K.SOURCE_SQL, "the query whose rows are the batch"),)),
     "PostgresCdcSource": SourceSpec("hudi_jobs.sources.postgres_cdc", "PostgresCdcSource", "",
                                     (Requirement(PK.URL, "the PostgreSQL database"),
                                      Requirement(PK.TABLE, "the table whose changes are captured"))),

@@ -240,11 +240,10 @@ async def _converge_pipeline(memo: kopf.Memo, body: dict[str, Any], now: _dt.dat
     table_name = pipeline.spec.table_ref.name
     table = _load(await _required_table(kube, namespace, table_name, "TableNotFound", "spec.tableRef.name"),
                   "TableInvalid")
-    upstream = None
-    incremental = pipeline.spec.source.hudi_incremental
-    if incremental is not None and incremental.table_ref is not None:
-        upstream = _load(await _required_table(kube, namespace, incremental.table_ref.name, "UpstreamTableNotFound",
-                                               "spec.source.hudiIncremental.tableRef.name"), "UpstreamTableInvalid")
+    upstream = {}
+    for path, upstream_name in pipeline.spec.upstream_refs():
+        upstream[upstream_name] = _load(await _required_table(kube, namespace, upstream_name, "UpstreamTableNotFound",
+                                                              path), "UpstreamTableInvalid")
     live = await _io(_children, kube, namespace, {PIPELINE_LABEL: label_value(name),
                                                    COMPONENT_LABEL: PIPELINE_COMPONENT})
     previous = body.get("status") or {}

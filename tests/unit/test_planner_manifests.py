@@ -214,11 +214,35 @@ def test_debezium_sources(database, fmt, source_class, json_deserializer):
     assert deserializer == ("org.apache.kafka.common.serialization.StringDeserializer" if json_deserializer else None)
 
 
+def test_database_sources_pass_their_password_as_a_secret_reference():
+    password = {"name": "shop-db", "key": "password"}
+    cdc = {"type": "postgres", "postgres": {"url": "postgresql://db:5432/shop", "table": "public.orders",
+                                            "user": "hudi", "passwordSecret": password, "maxChangesPerBatch": 500}}
+    plan = planned(table(orderingField=None), pipeline(cdc))
+    assert only(plan).job_config["sourceClass"] == "PostgresCdcSource"
+    assert {k: v for k, v in conf(plan).items() if k.startswith("hoodie.streamer.source.postgres.")} == {
+        "hoodie.streamer.source.postgres.url": "postgresql://db:5432/shop",
+        "hoodie.streamer.source.postgres.table": "public.orders", "hoodie.streamer.source.postgres.user": "hudi",
+        "hoodie.streamer.source.postgres.password": "${secret:shop-db/password}",
+        "hoodie.streamer.source.postgres.snapshot.mode": "initial",
+        "hoodie.streamer.source.postgres.max.changes": "500"}
+    assert "shop-db" in {v["secret"]["secretName"] for v in app_spec(only(plan))["volumes"] if "secret" in v}
+
+    pull = {"type": "jdbc", "jdbc": {"url": "jdbc:postgresql://db:5432/shop", "table": "products",
+                                     "passwordSecret": password, "incrementalColumn": "updated_at"}}
+    jdbc_conf = conf(planned(table(), pipeline(pull)))
+    assert {k: v for k, v in jdbc_conf.items() if k.startswith("hoodie.streamer.jdbc.")} == {
+        "hoodie.streamer.jdbc.url": "jdbc:postgresql://db:5432/shop", "hoodie.streamer.jdbc.table.name": "products",
+        "hoodie.streamer.jdbc.password": "${secret:shop-db/password}",
+        "hoodie.streamer.jdbc.table.incr.column.name": "updated_at", "hoodie.streamer.jdbc.incr.pull": "true",
+        "hoodie.streamer.jdbc.incr.fallback.to.full.fetch": "false"}
+
+
 def test_hudi_incremental_reads_the_upstream_tables_base_path():
     bronze = table("bronze", basePath="s3a://lake/bronze/orders")
     silver = table("silver", basePath="s3a://lake/silver/orders")
     source = {"type": "hudiIncremental", "hudiIncremental": {"tableRef": {"name": "bronze"}, "instantsPerBatch": 3}}
-    plan = planned(silver, pipeline(source, table_name="silver"), upstream=bronze)
+    plan = planned(silver, pipeline(source, table_name="silver"), upstream={"bronze": bronze})
     assert only(plan).job_config["sourceClass"] == "HoodieIncrSource"
     assert conf(plan)["hoodie.streamer.source.hoodieincr.path"] == "s3a://lake/bronze/orders"
     assert conf(plan)["hoodie.streamer.source.hoodieincr.num_instants"] == "3"
@@ -741,6 +765,25 @@ def test_pipelines_run_after_the_pipelines_writing_their_upstream():
     assert [p.metadata.name for p in resources.pipelines_in_order()] == ["bronze-in", "silver-in"]
     silver = next(p for p in resources.pipelines if p.metadata.name == "silver-in")
     assert conf(resources.plan_pipeline(silver, SETTINGS))["hoodie.streamer.source.hoodieincr.path"] == "/lake/bronze"
+
+
+def test_views_and_a_sql_source_order_gold_after_what_it_reads():
+    gold = [doc("HudiTable", "gold", merged(TABLE, {"basePath": "/lake/gold"})),
+            doc("HudiPipeline", "gold-in", {"tableRef": {"name": "gold"}, "views": [
+                {"name": "orders", "tableRef": {"name": "silver"}}, {"name": "fx", "basePath": "/lake/bronze"}],
+                "source": {"type": "sql", "sql": {"query": "SELECT * FROM orders JOIN fx USING (id)"}}})]
+    resources = ResourceSet.from_documents(resource_docs(*gold, *BRONZE_SILVER), "default")
+    assert [p.metadata.name for p in resources.pipelines_in_order()] == ["bronze-in", "silver-in", "gold-in"]
+    job = conf(resources.plan_pipeline(resources.pipelines[0], SETTINGS))
+    assert {k: v for k, v in job.items() if k.startswith("hoodie.streamer.s")} == {
+        "hoodie.streamer.sql.view.orders": "/lake/silver", "hoodie.streamer.sql.view.fx": "/lake/bronze",
+        "hoodie.streamer.source.sql.sql.query": "SELECT * FROM orders JOIN fx USING (id)"}
+    missing = [gold[0], doc("HudiPipeline", "gold-in", {**gold[1]["spec"], "views": [
+        {"name": "orders", "tableRef": {"name": "nowhere"}}]})]
+    alone = ResourceSet.from_documents(resource_docs(*missing), "default")
+    with pytest.raises(ResourceError) as err:
+        alone.plan_pipeline(alone.pipelines[0], SETTINGS)
+    assert err.value.path == "spec.views[0].tableRef.name" and "nowhere" in err.value.message
 
 
 def test_a_cycle_of_pipelines_is_refused():

@@ -78,6 +78,18 @@ ERROR_TABLE_MAX_ERROR_FRACTION = define(
 # error table.
 QUALITY_RULE_PREFIX = "hoodie.streamer.quality.rule."
 
+# --- Hudi tables the pipeline's SQL reads by name (this platform's own) ---------------------------
+# hoodie.streamer.sql.view.<name>=<base path>: the table as view <name> for the transformers' SQL
+# and the SQL source's query; the SQL source also gets <name>_changes (see sources/sql.py).
+SQL_VIEW_PREFIX = "hoodie.streamer.sql.view."
+
+# --- the SQL source (Hudi's SqlSourceConfig) ------------------------------------------------------
+SOURCE_SQL = define(
+    "hoodie.streamer.source.sql.sql.query", None,
+    "The Spark SQL query whose rows are the batch (SqlSource). With views "
+    "(hoodie.streamer.sql.view.<name>), a batch runs only after one of their tables committed.",
+    alternatives=("hoodie.deltastreamer.source.sql.sql.query",))
+
 # --- post-write termination (Hudi's NoNewDataTerminationStrategy) ---------------------------------
 MAX_ROUNDS_WITHOUT_NEW_DATA = define(
     "max.rounds.without.new.data.to.shutdown", 3,

@@ -66,20 +66,12 @@ class HoodieIncrSource:
             raise HoodieConfigError(f"{K.HOODIEINCR_PATH.key}={self.path} is not a Hudi table (no "
                                     ".hoodie/hoodie.properties); write the upstream table first")
         table = HoodieTable.load(self.path)
-        by_completion = table.layout_version >= 2
-        commits = table.timeline.completed_writes()
-        positions = sorted(i.completion_time if by_completion else i.timestamp for i in commits)
+        positions = commit_positions(table)
         window = incremental_window(positions, checkpoint, self.num_instants, self.missing_strategy)
         if window is None:
             return Batch(None, checkpoint, lag_records=0, lag_seconds=0.0)
         begin, end = window
-        options = {C.QUERY_TYPE.key: "incremental", C.BEGIN_INSTANTTIME.key: begin,
-                   C.END_INSTANTTIME.key: end}
-        if HoodieConfig(table.props).get(C.CDC_ENABLED):
-            data = _changes_as_rows(read_cdc(spark, table, {**options, C.INCREMENTAL_FORMAT.key: "cdc"}),
-                                    table)
-        else:
-            data = read(spark, self.path, options)
+        data = changes(spark, table, begin, end)
         waiting = [p for p in positions if p > end]
         return Batch(self._drop_meta(data), end, lag_records=None,
                      lag_seconds=_age_seconds(waiting[0]) if waiting else 0.0,
@@ -88,6 +80,22 @@ class HoodieIncrSource:
     def _drop_meta(self, df: DataFrame) -> DataFrame:
         keep = () if self.drop_all_meta else (PARTITION_PATH,)
         return df.drop(*[c for c in (*META_FIELDS, OPERATION_FIELD) if c not in keep])
+
+
+def commit_positions(table: HoodieTable) -> list[str]:
+    """The completed commits' positions in the order incremental queries use: completion times on
+    Hudi 1.x tables, instant times before."""
+    by_completion = table.layout_version >= 2
+    return sorted(i.completion_time if by_completion else i.timestamp for i in table.timeline.completed_writes())
+
+
+def changes(spark: SparkSession, table: HoodieTable, begin: str, end: str) -> DataFrame:
+    """The rows commits in (begin, end] wrote: from the change feed when the table keeps one (so
+    deletes come as before images flagged ``_hoodie_is_deleted``), else an incremental query."""
+    options = {C.QUERY_TYPE.key: "incremental", C.BEGIN_INSTANTTIME.key: begin, C.END_INSTANTTIME.key: end}
+    if HoodieConfig(table.props).get(C.CDC_ENABLED):
+        return _changes_as_rows(read_cdc(spark, table, {**options, C.INCREMENTAL_FORMAT.key: "cdc"}), table)
+    return read(spark, table.base_path, options)
 
 
 def _changes_as_rows(changes: DataFrame, table: HoodieTable) -> DataFrame:

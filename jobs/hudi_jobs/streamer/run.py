@@ -30,6 +30,7 @@ from ..metrics import StreamerMetrics
 from ..placeholders import resolve_placeholders
 from ..schema_provider import source_schema
 from ..session import job_spark_session
+from ..sources import hudi_views
 from ..sources.base import MESSAGE, RAW_RECORD, REASON, SOURCE_POSITION, Batch
 from .checkpoint import CommitInfo, checkpoint_metadata, resolve_checkpoint
 from .config import SOURCES, StreamerConfig, check_record_key
@@ -116,6 +117,7 @@ class Streamer:
         self.source = _make_source(cfg, self.props)
         self.transformers = build_transformers(cfg.transformer_classes, self.props)
         self.rules = quality_rules(self.props)
+        self.views = {} if getattr(self.source, "registers_views", False) else hudi_views.declared_views(self.props)
         self.error_table = ErrorTable.from_props(self.props, cfg.target_base_path, cfg.target_table)
         self.metrics = StreamerMetrics.from_props(self.props, cfg.target_table, cfg.target_base_path)
         self.options = self._write_options()
@@ -165,6 +167,8 @@ class Streamer:
     def _sync(self, started: float) -> RoundResult:
         table = HoodieTable.load(self.cfg.target_base_path) if HoodieTable.exists(self.cfg.target_base_path) else None
         checkpoint = self._resume_from(table)
+        if not self._views_ready():
+            return RoundResult(None)
         batch = self._fetch(checkpoint)
         if batch.data is None and batch.errors is None and batch.checkpoint == checkpoint:
             self.metrics.record_no_data()
@@ -239,6 +243,18 @@ class Streamer:
         return resolve_checkpoint(commits, self.cfg.table_type, self.cfg.checkpoint, self.cfg.ignore_checkpoint,
                                   self.writer_id)
 
+    def _views_ready(self) -> bool:
+        """The Hudi tables the transformers read by name, registered as of now; False (no batch this
+        round) while one has no commit yet."""
+        missing = hudi_views.missing_tables(self.views)
+        if missing:
+            self.metrics.record_no_data()
+            log.info(f"waiting for the first commit of {', '.join(missing)} (views of the transformations)")
+            return False
+        for name, path in self.views.items():
+            hudi_views.register(self.spark, name, path)
+        return True
+
     def _fetch(self, checkpoint: str | None) -> Batch:
         attempts = self.cfg.max_retry_count if self.cfg.retry_on_source_failures else 0
         for attempt in range(attempts + 1):
@@ -257,7 +273,8 @@ class Streamer:
     def _key_and_ordering(self, table: HoodieTable | None, data: DataFrame) -> tuple[list[str], str | None]:
         cfg = HoodieConfig({**self.options, **(table.props if table is not None else {})})
         ordering = cfg.get_str(C.PRECOMBINE_FIELD)
-        if ordering and not self.cfg.source_ordering_field_given and table is None \
+        table_has_one = table is not None and HoodieConfig(table.props).contains(C.PRECOMBINE_FIELD)
+        if ordering and not self.cfg.source_ordering_field_given and not table_has_one \
                 and ordering.split(".")[0] not in data.columns:
             ordering = None                             # Hudi's "ts" default, absent from these records
         return cfg.get_list(C.RECORDKEY_FIELDS), ordering

@@ -9,8 +9,8 @@ from .errors import SpecError
 from .fields import to_json
 from .load import Resource, check_update, load, load_spark
 from .pipeline import (DebeziumSource, ErrorTableSpec, FilesSource, HudiIncrementalSource, HudiPipelineResource,
-                       HudiPipelineSpec, KafkaSecurity, KafkaSource, MetricsSpec, ModeSpec, QualityRule,
-                       SchemaRegistrySpec, SourceSpec, Transformation, UpgradeSpec)
+                       HudiPipelineSpec, JdbcSource, KafkaSecurity, KafkaSource, MetricsSpec, ModeSpec, PostgresSource,
+                       QualityRule, SchemaRegistrySpec, SourceSpec, Transformation, UpgradeSpec)
 from .status import (ConcurrencyStatus, Condition, HudiPipelineStatus, HudiTableStatus, ReconciliationStatus, ServiceStatus,
                      SparkApplicationStatus)
 from .table import (ArchivalSpec, CatalogSyncTarget, CdcSpec, CleaningSpec, ClusteringSpec, ColumnSpec, ConcurrencySpec,
@@ -27,7 +27,7 @@ __all__ = [
     "ColumnSpec", "SchemaSpec", "IndexSpec", "FileSizingSpec", "CdcSpec", "CompactionSpec", "CleaningSpec",
     "ClusteringSpec", "ArchivalSpec", "ServicesSpec", "CatalogSyncTarget", "SavepointSpec", "StorageSpec",
     "SourceSpec", "FilesSource", "KafkaSource", "KafkaSecurity", "SchemaRegistrySpec", "HudiIncrementalSource",
-    "DebeziumSource", "Transformation", "QualityRule", "ModeSpec", "ErrorTableSpec", "UpgradeSpec",
+    "DebeziumSource", "PostgresSource", "JdbcSource", "Transformation", "QualityRule", "ModeSpec", "ErrorTableSpec", "UpgradeSpec",
     "MetricsSpec", "ConcurrencySpec", "LockSpec", "ConcurrencyStatus",
 ]
 

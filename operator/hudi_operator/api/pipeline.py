@@ -17,6 +17,11 @@ FRACTION = Pattern(r"^(-1|0(\.[0-9]+)?|1(\.0+)?)$", "a decimal from 0 to 1, or -
 LOWER_NAME = Pattern(r"^[a-z0-9_]+$", "lower-case letters, digits and '_'")
 RULE_NAME = Pattern(r"^[A-Za-z0-9_]+$", "letters, digits and '_'")
 SQL_LEN = 65536
+POSTGRES_URL = Pattern(r"^(jdbc:)?postgres(ql)?://\S+$", "postgresql://host:5432/database or "
+                                                          "jdbc:postgresql://host:5432/database")
+JDBC_URL = Pattern(r"^jdbc:[a-z0-9]+:\S+$", "a JDBC URL, jdbc:<database>:...")
+SQL_TABLE = Pattern(r"^[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)?$", "table or schema.table")
+JAVA_CLASS = Pattern(r"^[A-Za-z_$][A-Za-z0-9_$]*(\.[A-Za-z_$][A-Za-z0-9_$]*)*$", "a Java class name")
 
 
 # --- sources -----------------------------------------------------------------------------------------
@@ -115,24 +120,76 @@ class DebeziumSource:
     kafka: KafkaSource = spec_field("The Debezium topic.")
 
 
-SOURCE_TYPES = ("files", "kafka", "hudiIncremental", "debezium")
+@model
+class PostgresSource:
+    """A PostgreSQL table's changes by logical decoding (PostgresCdcSource), without Kafka: the
+    first run reads the table, later runs its inserts, updates and deletes, exactly once. The
+    server needs wal_level=logical; the user the REPLICATION attribute."""
+    url: str = spec_field("The database, postgresql://host:5432/db or jdbc:postgresql://host:5432/db.",
+                          pattern=POSTGRES_URL, max_length=URI_LEN)
+    table: str = spec_field("The table, schema.table (or table, in schema public).", pattern=SQL_TABLE,
+                            max_length=127)
+    user: str | None = spec_field("User to connect as (default: the URL's).", default=None, max_length=63)
+    password_secret: SecretKeyRef | None = spec_field("Secret key holding the user's password.", default=None)
+    slot_name: str | None = spec_field("Replication slot (default hudi_<database>_<schema>_<table>); one per "
+                                       "pipeline.", default=None, pattern=LOWER_NAME, max_length=63)
+    publication_name: str | None = spec_field("Publication of the table (default as the slot).", default=None,
+                                              pattern=LOWER_NAME, max_length=63)
+    snapshot_mode: str = spec_field("initial: read the table's rows on the first run, then its changes; "
+                                    "never: only changes made after the slot was created.", default="initial",
+                                    enum=("initial", "never"))
+    max_changes_per_batch: int | None = spec_field("Most change messages one batch reads.", default=None,
+                                                   minimum=1)
+
+
+@model
+class JdbcSource:
+    """A database table pulled by SQL (Hudi's JdbcSource): all rows on the first run, then those
+    whose incrementalColumn grew. Deletes are not seen; use a postgres source for those."""
+    url: str = spec_field("JDBC URL, e.g. jdbc:postgresql://host:5432/db (other databases need their "
+                          "driver JAR in the job's image).", pattern=JDBC_URL, max_length=URI_LEN)
+    table: str = spec_field("The table to pull.", pattern=SQL_TABLE, max_length=127)
+    user: str | None = spec_field("User to connect as.", default=None, max_length=63)
+    password_secret: SecretKeyRef | None = spec_field("Secret key holding the user's password.", default=None)
+    driver_class: str | None = spec_field("JDBC driver class (databases other than PostgreSQL).", default=None,
+                                          pattern=JAVA_CLASS, max_length=255)
+    incremental_column: str | None = spec_field("Column whose growth marks new rows (an id or an update time); "
+                                                "unset: every run pulls the whole table.", default=None,
+                                                pattern=COLUMN, max_length=ID_LEN)
+    fallback_to_full_fetch: bool = spec_field("Pull the whole table when the incremental pull fails.",
+                                              default=False)
+
+
+@model
+class SqlSource:
+    """The rows of a Spark SQL query over the pipeline's views (Hudi's SqlSource), e.g. gold
+    aggregates over silver. A batch runs once a view's table has committed since the last one;
+    the query also sees <view>_changes, the rows those commits wrote."""
+    query: str = spec_field("The query; it reads the pipeline's views by name.", min_length=1, max_length=SQL_LEN)
+
+
+SOURCE_TYPES = ("files", "kafka", "hudiIncremental", "debezium", "postgres", "jdbc", "sql")
 
 
 def _members(s: SourceSpec) -> dict[str, Any]:
-    return {"files": s.files, "kafka": s.kafka, "hudiIncremental": s.hudi_incremental, "debezium": s.debezium}
+    return {"files": s.files, "kafka": s.kafka, "hudiIncremental": s.hudi_incremental, "debezium": s.debezium,
+            "postgres": s.postgres, "jdbc": s.jdbc, "sql": s.sql}
 
 
 @cel(
     Rule(rule="self.type == 'files' ? has(self.files) : self.type == 'kafka' ? has(self.kafka) : "
-              "self.type == 'hudiIncremental' ? has(self.hudiIncremental) : has(self.debezium)",
+              "self.type == 'hudiIncremental' ? has(self.hudiIncremental) : self.type == 'debezium' ? "
+              "has(self.debezium) : self.type == 'postgres' ? has(self.postgres) : self.type == 'jdbc' ? "
+              "has(self.jdbc) : has(self.sql)",
          message="source.type names the source member that must be set",
          message_expression="'source.type ' + self.type + ' needs source.' + self.type",
          check=lambda s: _members(s)[s.type] is not None,
          explain=lambda s: f"source.type {s.type} needs source.{s.type}"),
     Rule(rule="(has(self.files) ? 1 : 0) + (has(self.kafka) ? 1 : 0) + (has(self.hudiIncremental) ? 1 : 0) + "
-              "(has(self.debezium) ? 1 : 0) <= 1",
-         message="set only the source member named by source.type (files, kafka, hudiIncremental or debezium), "
-                 "not several",
+              "(has(self.debezium) ? 1 : 0) + (has(self.postgres) ? 1 : 0) + (has(self.jdbc) ? 1 : 0) + "
+              "(has(self.sql) ? 1 : 0) <= 1",
+         message="set only the source member named by source.type (files, kafka, hudiIncremental, debezium, "
+                 "postgres, jdbc or sql), not several",
          check=lambda s: sum(v is not None for v in _members(s).values()) <= 1),
 )
 @model
@@ -144,6 +201,9 @@ class SourceSpec:
     hudi_incremental: HudiIncrementalSource | None = spec_field("An upstream Hudi table (type hudiIncremental).",
                                                                 default=None)
     debezium: DebeziumSource | None = spec_field("Debezium change events (type debezium).", default=None)
+    postgres: PostgresSource | None = spec_field("A PostgreSQL table's changes (type postgres).", default=None)
+    jdbc: JdbcSource | None = spec_field("A table pulled over JDBC (type jdbc).", default=None)
+    sql: SqlSource | None = spec_field("A SQL query over the pipeline's views (type sql).", default=None)
 
 
 # --- transformations and checks ----------------------------------------------------------------------
@@ -191,6 +251,28 @@ UNIQUE_STEP_NAMES = Rule(
     rule="self.all(t, !has(t.name) || self.exists_one(u, has(u.name) && u.name == t.name))",
     message="transformation names must be unique",
     check=lambda steps: _first_duplicate([t.name for t in steps if t.name is not None]) is None,
+)
+
+
+@cel(Rule(rule="has(self.tableRef) != has(self.basePath)",
+          message="a view reads one Hudi table: set tableRef (a HudiTable) or basePath, not both",
+          check=lambda v: (v.table_ref is None) != (v.base_path is None)))
+@model
+class ViewSpec:
+    """A Hudi table the pipeline's SQL reads by name, as of each batch: silver joins its batch with
+    the tables it enriches from, gold aggregates over silver."""
+    name: str = spec_field("Name the SQL reads it by.", pattern=LOWER_NAME, max_length=63)
+    table_ref: TableRef | None = spec_field("The HudiTable (same namespace).", default=None)
+    base_path: str | None = spec_field("Base path of a Hudi table not managed here.", default=None,
+                                       pattern=STORAGE_URI, max_length=URI_LEN)
+
+
+UNIQUE_VIEW_NAMES = Rule(
+    rule="self.all(v, self.exists_one(w, w.name == v.name))",
+    message="view names must be unique",
+    check=lambda views: _first_duplicate([v.name for v in views]) is None,
+    explain=lambda views: f"view {_first_duplicate([v.name for v in views])} is declared more than once: names "
+                          "must be unique",
 )
 
 
@@ -256,6 +338,8 @@ class HudiPipelineSpec:
     source: SourceSpec = spec_field("Where records come from.")
     transformations: tuple[Transformation, ...] = spec_field("Steps applied to each batch, in order.",
                                                              default=(), max_items=32, rules=(UNIQUE_STEP_NAMES,))
+    views: tuple[ViewSpec, ...] = spec_field("Hudi tables the transformations (and a sql source) read by name.",
+                                             default=(), max_items=16, rules=(UNIQUE_VIEW_NAMES,))
     quality_rules: tuple[QualityRule, ...] = spec_field("Checks every record must pass.", default=(),
                                                         max_items=64, rules=(UNIQUE_RULE_NAMES,))
     operation: str = spec_field("Write operation.", default="upsert", enum=("upsert", "insert", "bulk_insert"))
@@ -275,6 +359,22 @@ class HudiPipelineSpec:
     metrics: MetricsSpec = spec_field("Prometheus metrics.", default=MetricsSpec)
     options: dict[str, str] = hoodie_options("Extra Hudi and streamer options (hoodie.*).",
                                              "the table storage.credentialsSecret or the source Secret references")
+
+    def upstream_refs(self) -> list[tuple[str, str]]:
+        """(spec path, HudiTable name) of every table the pipeline reads by tableRef."""
+        refs = []
+        incremental = self.source.hudi_incremental
+        if incremental is not None and incremental.table_ref is not None:
+            refs.append(("spec.source.hudiIncremental.tableRef.name", incremental.table_ref.name))
+        refs += [(f"spec.views[{i}].tableRef.name", v.table_ref.name) for i, v in enumerate(self.views)
+                 if v.table_ref is not None]
+        return refs
+
+    def upstream_paths(self) -> list[str]:
+        """Base paths of the tables the pipeline reads that are given by path, not tableRef."""
+        incremental = self.source.hudi_incremental
+        paths = [incremental.base_path] if incremental is not None and incremental.base_path else []
+        return paths + [v.base_path for v in self.views if v.base_path]
 
 
 @dataclass(frozen=True, kw_only=True)

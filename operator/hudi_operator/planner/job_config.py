@@ -13,8 +13,10 @@ from hudi_engine.config import ConfigProperty
 from hudi_engine.errors import HoodieConfigError
 from hudi_jobs import schema_provider
 from hudi_jobs.keys import files as FK
+from hudi_jobs.keys import jdbc as JK
 from hudi_jobs.keys import kafka as KK
 from hudi_jobs.keys import metrics as MK
+from hudi_jobs.keys import postgres_cdc as PK
 from hudi_jobs.keys import schema as SK
 from hudi_jobs.keys import streamer as K
 from hudi_jobs.streamer import config as streamer_config
@@ -182,13 +184,14 @@ def service_account(table, spark, settings: OperatorSettings) -> str | None:
 # --- the pipeline --------------------------------------------------------------------------------
 def pipeline_job_config(table, pipeline, settings: OperatorSettings, upstream=None,
                         concurrency: Concurrency | None = None) -> JobConfig:
-    """The streamer job-config of ``pipeline`` writing ``table``; ``upstream`` is the HudiTable a
-    hudiIncremental source names by tableRef; ``concurrency`` the table's decision (None: a single
-    writer)."""
+    """The streamer job-config of ``pipeline`` writing ``table``; ``upstream`` maps the names of
+    the HudiTables the pipeline reads by tableRef to them; ``concurrency`` the table's decision
+    (None: a single writer)."""
     tspec, spec = table.spec, pipeline.spec
     if spec.table_ref.name != table.metadata.name:
         raise PlanError("spec.tableRef.name", f"names HudiTable {spec.table_ref.name}, but the table given is "
                                               f"{table.metadata.name}")
+    upstream = upstream or {}
     source_class, source_opts, mounts = _source(spec.source, upstream)
     transformers, transform_opts, transform_mounts = _transformers(spec.transformations, settings)
     files: dict[str, str] = {}
@@ -202,7 +205,8 @@ def pipeline_job_config(table, pipeline, settings: OperatorSettings, upstream=No
 
     concurrency = concurrency or Concurrency("singleWriter", ())
     inline_scheduler = concurrency.keeps_inline_scheduling(pipeline.metadata.name)
-    hoodie_conf = {**table_options(table), **source_opts, **transform_opts, **schema_opts,
+    hoodie_conf = {**table_options(table), **source_opts, **_views(spec.views, upstream), **transform_opts,
+                   **schema_opts,
                    **_quality_rules(spec.quality_rules), **_error_table(tspec, spec.error_table),
                    **_metrics(spec.metrics), **concurrency.options, **tspec.options, **spec.options}
     if concurrency.shared_by_pipelines():                 # resume from its own source position only
@@ -266,21 +270,56 @@ def _source(source, upstream) -> tuple[str, dict[str, str], Mounts]:
         if source.debezium.kafka.format == "json":
             opts[KK.VALUE_DESERIALIZER_CLASS.key] = KK.STRING_DESERIALIZER
         return _DEBEZIUM_SOURCES[source.debezium.database], opts, mounts
+    if source.type == "postgres":
+        return "PostgresCdcSource", *_postgres(source.postgres)
+    if source.type == "jdbc":
+        return "JdbcSource", *_jdbc(source.jdbc)
+    if source.type == "sql":
+        return "SqlSource", {K.SOURCE_SQL.key: source.sql.query}, Mounts()
     incremental = source.hudi_incremental
-    opts = {K.HOODIEINCR_PATH.key: _upstream_path(incremental, upstream),
+    opts = {K.HOODIEINCR_PATH.key: _upstream_path(incremental, upstream, "spec.source.hudiIncremental"),
             K.HOODIEINCR_NUM_INSTANTS.key: str(incremental.instants_per_batch)}
     return "HoodieIncrSource", opts, Mounts()
 
 
-def _upstream_path(incremental, upstream) -> str:
-    if incremental.base_path:
-        return incremental.base_path
-    name = incremental.table_ref.name
-    if upstream is None or upstream.metadata.name != name:
-        raise PlanError("spec.source.hudiIncremental.tableRef.name",
+def _postgres(postgres) -> tuple[dict[str, str], Mounts]:
+    named = {PK.URL: postgres.url, PK.TABLE: postgres.table, PK.USER: postgres.user, PK.SLOT: postgres.slot_name,
+             PK.PUBLICATION: postgres.publication_name, PK.SNAPSHOT_MODE: postgres.snapshot_mode,
+             PK.MAX_CHANGES: postgres.max_changes_per_batch}
+    return _with_password({p.key: str(v) for p, v in named.items() if v is not None}, PK.PASSWORD,
+                          postgres.password_secret)
+
+
+def _jdbc(jdbc) -> tuple[dict[str, str], Mounts]:
+    named = {JK.URL: jdbc.url, JK.TABLE_NAME: jdbc.table, JK.USER: jdbc.user, JK.DRIVER_CLASS: jdbc.driver_class,
+             JK.INCREMENTAL_COLUMN: jdbc.incremental_column,
+             JK.IS_INCREMENTAL: _flag(jdbc.incremental_column is not None),
+             JK.FALLBACK_TO_FULL_FETCH: _flag(jdbc.fallback_to_full_fetch)}
+    return _with_password({p.key: str(v) for p, v in named.items() if v is not None}, JK.PASSWORD,
+                          jdbc.password_secret)
+
+
+def _with_password(opts: dict[str, str], key: ConfigProperty, ref) -> tuple[dict[str, str], Mounts]:
+    if ref is None:
+        return opts, Mounts()
+    return {**opts, key.key: secret_placeholder(ref)}, Mounts(secrets=(ref.name,))
+
+
+def _upstream_path(ref, upstream, path: str) -> str:
+    """Base path of a table read by tableRef (looked up in ``upstream``) or by basePath."""
+    if ref.base_path:
+        return ref.base_path
+    name = ref.table_ref.name
+    if name not in upstream:
+        raise PlanError(f"{path}.tableRef.name",
                         f"HudiTable {name} was not found in the pipeline's namespace; create it, or read a "
                         "table not managed here with basePath")
-    return upstream.spec.base_path
+    return upstream[name].spec.base_path
+
+
+def _views(views, upstream) -> dict[str, str]:
+    return {f"{K.SQL_VIEW_PREFIX}{view.name}": _upstream_path(view, upstream, f"spec.views[{i}]")
+            for i, view in enumerate(views)}
 
 
 def _kafka(kafka, path: str) -> tuple[dict[str, str], Mounts]:

@@ -95,8 +95,9 @@ def triggered_run(plan: Plan, service: str, run_id: str) -> dict[str, Any] | Non
 
 
 def plan_pipeline(table, pipeline, settings: OperatorSettings, upstream=None, pipelines=None) -> Plan:
-    """The ingestion job of ``pipeline`` into ``table``. ``upstream`` is the HudiTable a
-    hudiIncremental source names with tableRef (looked up by the caller in the same namespace);
+    """The ingestion job of ``pipeline`` into ``table``. ``upstream`` maps the names of the HudiTables
+    the pipeline reads by tableRef (its hudiIncremental source, its views) to them, looked up by the
+    caller in the same namespace;
     ``pipelines``: the other HudiPipelines of the namespace (None: this one is the table's only one),
     for the table's concurrency control."""
     try:

@@ -75,32 +75,32 @@ class ResourceSet:
         namespace = self._namespace(table)
         return [p for p in self.pipelines if self._namespace(p) == namespace]
 
-    def upstream_of(self, pipeline: HudiPipelineResource) -> HudiTableResource | None:
-        """The HudiTable a hudiIncremental source reads: by tableRef, or the one at its basePath."""
-        incremental = pipeline.spec.source.hudi_incremental
-        if incremental is None:
-            return None
-        if incremental.table_ref is not None:
-            return self.tables.get((self._namespace(pipeline), incremental.table_ref.name))
-        return next((t for t in self.tables.values()
-                     if t.spec.base_path.rstrip("/") == incremental.base_path.rstrip("/")), None)
+    def upstream_of(self, pipeline: HudiPipelineResource) -> dict[str, HudiTableResource]:
+        """The HudiTables the pipeline reads, by name: those it names by tableRef (when given here)
+        and those declared at a basePath it reads."""
+        namespace = self._namespace(pipeline)
+        found = {name: self.tables[(namespace, name)] for _, name in pipeline.spec.upstream_refs()
+                 if (namespace, name) in self.tables}
+        for path in pipeline.spec.upstream_paths():
+            table = next((t for t in self.tables.values() if t.spec.base_path.rstrip("/") == path.rstrip("/")), None)
+            if table is not None:
+                found[table.metadata.name] = table
+        return found
 
     def pipelines_in_order(self) -> list[HudiPipelineResource]:
         """Pipelines in dependency order (stable: file order among independent ones)."""
         writers: dict[tuple[str, str], list[int]] = {}
         for i, pipeline in enumerate(self.pipelines):
             writers.setdefault((self._namespace(pipeline), self.table_of(pipeline).metadata.name), []).append(i)
-        needs = {}
-        for i, pipeline in enumerate(self.pipelines):
-            upstream = self.upstream_of(pipeline)
-            needs[i] = set() if upstream is None else \
-                set(writers.get((self._namespace(upstream), upstream.metadata.name), ())) - {i}
+        needs = {i: {w for t in self.upstream_of(pipeline).values()
+                     for w in writers.get((self._namespace(t), t.metadata.name), ())} - {i}
+                 for i, pipeline in enumerate(self.pipelines)}
         ordered: list[int] = []
         while len(ordered) < len(self.pipelines):
             ready = [i for i in range(len(self.pipelines)) if i not in ordered and needs[i] <= set(ordered)]
             if not ready:
                 stuck = [self.pipelines[i].metadata.name for i in range(len(self.pipelines)) if i not in ordered]
-                raise ResourceError(f"HudiPipeline/{stuck[0]}", "spec.source.hudiIncremental",
+                raise ResourceError(f"HudiPipeline/{stuck[0]}", "spec.source",
                                     f"pipelines {', '.join(stuck)} read each other's tables in a cycle; break it")
             ordered.append(ready[0])
         return [self.pipelines[i] for i in ordered]

@@ -4,11 +4,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import clean, cluster, compact, demo, hive_sync, platform_chart, render, run, status, table
+from . import clean, cluster, compact, demo, hive_sync, platform_chart, quickstart, render, run, status, table
 
 EPILOG = """examples:
-  hudictl demo                         # three commits into ./demo-lakehouse, every query printed
-  hudictl demo --path /tmp/lake --keep # keep the table afterwards
+  hudictl demo                         # the retail lakehouse: PostgreSQL CDC to bronze, silver, gold
+  hudictl quickstart                   # three commits into one table, every query printed
   hudictl compact --base-path ./lake/trips --mode scheduleAndExecute
   hudictl cluster --base-path ./lake/trips --hoodie-conf hoodie.clustering.plan.strategy.sort.columns=city
   hudictl clean --base-path ./lake/trips --hoodie-conf hoodie.cleaner.commits.retained=5
@@ -33,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     cluster.add_parser(sub)
     hive_sync.add_parser(sub)
     platform_chart.add_parser(sub)
+    quickstart.add_parser(sub)
     render.add_parser(sub)
     run.add_parser(sub)
     status.add_parser(sub)

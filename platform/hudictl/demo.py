@@ -1,106 +1,288 @@
-"""``hudictl demo``: the three-commit example on a local table, every query printed, then the same
-table read by hudi-rs (Apache Hudi's own Rust reader). On merge-on-read it also shows the
-read-optimized view, unmerged incremental rows, and the table after compaction."""
+"""``hudictl demo``: the retail lakehouse of "Apache Hudi: The Definitive Guide", chapter 10, on this
+machine: a PostgreSQL shop whose changes are captured into bronze Hudi tables, refined into silver
+and aggregated into gold, all declared as the HudiTable and HudiPipeline resources in
+examples/lakehouse/ and run by ``hudictl run``, the local executor, exactly as they would run in a
+cluster.
+
+While a generator keeps changing the shop (orders placed, paid, shipped and cancelled, lines
+changed, customers moving, products recategorized, a column added, a type widened), the pipelines
+run continuously. When the generator stops, the demo waits until gold agrees with the same
+aggregates computed in PostgreSQL, stops the pipelines (each finishes its batch), and summarizes
+what each layer holds, with a time-travel query, silver's change feed and hudi-rs reading gold.
+"""
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from decimal import Decimal
 from pathlib import Path
 
+from . import local_postgres, retail
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "lakehouse"
+PASSWORD = "hudi-demo"          # the pipelines' database password, handed over as a Secret file
+LAYERS = (("bronze", ("customers", "products", "orders", "order_items")), ("silver", ("order_lines",)),
+          ("gold", ("daily_revenue", "customer_value")))
 EXAMPLE = """examples:
-  hudictl demo --path ./demo-lakehouse/fruit_basket
-  hudictl demo --table-type MERGE_ON_READ     # log files, read-optimized queries, compaction
+  hudictl demo                              # two minutes of changes; the lake in ./demo-lakehouse
+  hudictl demo --seconds 30 --path /tmp/lakehouse-demo
+  hudictl demo --keep-running               # leave PostgreSQL up afterwards, to query the shop
 """
-SCHEMA = "name string, fruit string, region string, ts long"
-OPTIONS = {
-    "hoodie.table.name": "fruit_basket",
-    "hoodie.datasource.write.recordkey.field": "name",
-    "hoodie.datasource.write.partitionpath.field": "region",
-    "hoodie.datasource.write.precombine.field": "ts",
-    "hoodie.datasource.write.table.type": "COPY_ON_WRITE",
-}
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("demo", help="run the three-commit demo on a local table",
-                       description=__doc__, epilog=EXAMPLE,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--path", default="demo-lakehouse/fruit_basket", help="table base path")
-    p.add_argument("--keep", action="store_true", help="keep an existing table instead of starting over")
-    p.add_argument("--table-type", choices=("COPY_ON_WRITE", "MERGE_ON_READ"), default="COPY_ON_WRITE",
-                   help="hoodie.datasource.write.table.type of the demo table")
+    p = sub.add_parser("demo", help="run the retail lakehouse on this machine: PostgreSQL CDC to bronze, silver, gold",
+                       description=__doc__, epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--path", default="demo-lakehouse", help="folder of the demo: the lake, PostgreSQL's data, "
+                                                             "the pipelines' log (default ./demo-lakehouse)")
+    p.add_argument("--seconds", type=float, default=120, help="how long the shop keeps changing (default 120)")
+    p.add_argument("--pg-port", type=int, default=55432, help="PostgreSQL's port on 127.0.0.1 (default 55432)")
+    p.add_argument("--catch-up-timeout", type=float, default=600,
+                   help="most seconds to wait for gold to agree with PostgreSQL after the last change")
+    p.add_argument("--keep-running", action="store_true", help="leave PostgreSQL running at the end")
     p.set_defaults(run=run)
 
 
-def _show(title: str, rows: list[tuple]) -> None:
-    print(f"\n== {title}")
-    for row in sorted(rows):
-        print("   " + "  ".join(str(v) for v in row))
-    if not rows:
-        print("   (no rows)")
-
-
-def _merge_on_read(spark, path: str, q) -> None:
-    from hudi_engine.api import HoodieTable, run_compactions, schedule_compaction
-
-    _show("read optimized (base files only, as of the last compaction)",
-          q(**{"hoodie.datasource.query.type": "read_optimized"}))
-    _show("incremental from 0, hoodie.datasource.merge.type=skip_merge (log rows as written)",
-          q(**{"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime": "0",
-               "hoodie.datasource.merge.type": "skip_merge"}))
-    planned = schedule_compaction(HoodieTable.load(path), force=True)
-    run_compactions(spark, HoodieTable.load(path))
-    print(f"\ncompaction {planned.timestamp}: log files merged into new base files")
-    _show("read optimized after compaction", q(**{"hoodie.datasource.query.type": "read_optimized"}))
+def _say(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
-    from hudi_engine.api import COMMIT_TIME, read, write
-    from hudi_engine.spark import local_spark
+    root = Path(args.path).resolve()
+    lake = root / "lake"
+    for folder in (lake, root / "postgres", root / "secrets"):
+        shutil.rmtree(folder, ignore_errors=True)
+    (root / "secrets" / "retail-db").mkdir(parents=True)
+    (root / "secrets" / "retail-db" / "password").write_text(PASSWORD)
+    _say(f"PostgreSQL 15 on 127.0.0.1:{args.pg_port} with wal_level=logical, data in {root / 'postgres'}")
+    try:
+        server = local_postgres.start(root / "postgres", args.pg_port, "postgres", wal_level="logical",
+                                      max_replication_slots="16", max_wal_senders="16")
+    except RuntimeError as exc:
+        print(f"hudictl demo: {exc}", file=sys.stderr)
+        return 1
+    try:
+        return _demo(args, root, lake, server)
+    finally:
+        if not args.keep_running:
+            server.stop()
+            _say("PostgreSQL stopped")
 
-    path = str(Path(args.path).resolve())
-    if not args.keep:
-        shutil.rmtree(path, ignore_errors=True)
-    spark = local_spark("hudictl-demo")
-    steps = [
-        ("insert jack/apple, sarah/orange, john/pineapple", "insert",
-         [("jack", "apple", "eu", 1), ("sarah", "orange", "us", 1), ("john", "pineapple", "eu", 1)]),
-        ("update jack to banana", "upsert", [("jack", "banana", "eu", 2)]),
-        ("delete john", "delete", [("john", "pineapple", "eu", 3)]),
-    ]
-    instants = []
-    for label, op, data in steps:
-        instant = write(spark.createDataFrame(data, SCHEMA), path,
-                        {**OPTIONS, "hoodie.datasource.write.operation": op,
-                         "hoodie.datasource.write.table.type": args.table_type})
-        instants.append(instant)
-        print(f"commit {instant}: {label}")
-    c1, c2, c3 = instants
 
-    def q(**opts):
-        return [(r["name"], r["fruit"], r[COMMIT_TIME])
-                for r in read(spark, path, opts).collect()]
+def _demo(args, root: Path, lake: Path, server: local_postgres.LocalPostgres) -> int:
+    server.psql("postgres", "CREATE DATABASE retail")
+    connect = _connector(server.url("retail"))
+    with connect() as conn:
+        retail.create_schema(conn, PASSWORD)
+    shop = retail.RetailGenerator(connect)
+    shop.seed()
+    _say("the shop: " + ", ".join(f"{server.psql('retail', f'SELECT count(*) FROM {t}')} {t}"
+                                   for t in retail.TABLES))
+    env = {**os.environ, "LAKEHOUSE_PATH": str(lake), "RETAIL_DB_URL": f"postgresql://127.0.0.1:{args.pg_port}/retail"}
+    log_path = root / "pipelines.log"
+    _say(f"starting the 7 pipelines of {EXAMPLES} with `hudictl run` (their output: {log_path})")
+    with open(log_path, "w") as log:
+        pipelines = subprocess.Popen([sys.executable, "-m", "hudictl.cli", "run", "-f", str(EXAMPLES),
+                                      "--namespace", "lakehouse", "--secrets-dir", str(root / "secrets")],
+                                     env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        if not _wait_for_snapshots(lake, pipelines, args.catch_up_timeout):
+            return _pipelines_failed(pipelines, log_path) if pipelines.poll() is not None else _timed_out(args)
+        changes = _change_the_shop(shop, args.seconds, lake, pipelines)
+        if changes is None:
+            return _pipelines_failed(pipelines, log_path)
+        stopped = time.monotonic()
+        _say(f"the shop stopped changing ({sum(changes.values())} changes); waiting for gold to agree with "
+             "PostgreSQL")
+        lag = _catch_up(server, lake, pipelines, stopped, args.catch_up_timeout)
+        if lag is None:
+            return _pipelines_failed(pipelines, log_path) if pipelines.poll() is not None else _timed_out(args)
+    finally:
+        _stop(pipelines)
+    _summary(lake, changes, lag, root)
+    return 0
 
-    incr = {"hoodie.datasource.query.type": "incremental"}
-    _show("snapshot", q())
-    _show(f"time travel as.of.instant={c2}", q(**{"as.of.instant": c2}))
-    _show("incremental from 0", q(**incr, **{"hoodie.datasource.read.begin.instanttime": "0"}))
-    _show(f"incremental over the first commit (0, {c1}]",
-          q(**incr, **{"hoodie.datasource.read.begin.instanttime": "0",
-                       "hoodie.datasource.read.end.instanttime": c1}))
-    _show(f"incremental over commits 2..3 ({c1}, {c3}]",
-          q(**incr, **{"hoodie.datasource.read.begin.instanttime": c1,
-                       "hoodie.datasource.read.end.instanttime": c3}))
-    if args.table_type == "MERGE_ON_READ":
-        _merge_on_read(spark, path, q)
-    spark.stop()
 
+def _connector(url: str):
+    from hudi_jobs.sources.postgres_connection import parse_url
+
+    settings = parse_url(url, "the demo's database")
+    return settings.connect
+
+
+def _wait_for_snapshots(lake: Path, pipelines: subprocess.Popen, timeout: float) -> bool:
+    """Until every bronze table holds its first commit (the snapshot of its PostgreSQL table), so
+    that what the shop does next reaches bronze as captured changes."""
+    started = time.monotonic()
+    bronze = [lake / "bronze" / name for name in LAYERS[0][1]]
+    while pipelines.poll() is None and time.monotonic() - started < timeout:
+        if all(_commit_count(path) for path in bronze):
+            _say(f"bronze holds the snapshot of every shop table ({time.monotonic() - started:.0f}s); "
+                 "from now on its changes are captured")
+            return True
+        time.sleep(2)
+    return False
+
+
+def _commit_count(path: Path) -> int | None:
+    from hudi_engine.api import HoodieTable
+
+    return len(HoodieTable.load(str(path)).timeline.completed_writes()) if HoodieTable.exists(str(path)) else None
+
+
+def _change_the_shop(shop: retail.RetailGenerator, seconds: float, lake: Path, pipelines: subprocess.Popen):
+    """The generator in a thread, with a progress line every 10 s; None if the pipelines died."""
+    stop = threading.Event()
+    worker = threading.Thread(target=shop.run, args=(seconds, stop), daemon=True)
+    started = time.monotonic()
+    worker.start()
+    while worker.is_alive():
+        worker.join(10)
+        if pipelines.poll() is not None:
+            stop.set()
+            worker.join()
+            return None
+        _say(f"{time.monotonic() - started:4.0f}s: {sum(shop.counts.values())} changes | commits " + _commits(lake))
+    return shop.counts
+
+
+def _commits(lake: Path) -> str:
+    parts = []
+    for layer, tables in LAYERS:
+        counts = [_commit_count(lake / layer / name) for name in tables]
+        parts.append(f"{layer} {'/'.join('-' if n is None else str(n) for n in counts)}")
+    return " | ".join(parts)
+
+
+def _catch_up(server, lake: Path, pipelines: subprocess.Popen, since: float, timeout: float) -> float | None:
+    """Seconds from the last change until gold equals PostgreSQL's aggregates; None if it did not
+    within ``timeout`` or the pipelines ended."""
+    expected = (_pg_rows(server, retail.REVENUE_BY_DAY_AND_CATEGORY), _pg_rows(server, retail.CUSTOMER_LIFETIME_VALUE))
+    while time.monotonic() - since < timeout and pipelines.poll() is None:
+        if _gold(lake) == expected:
+            return time.monotonic() - since
+        time.sleep(3)
+    return None
+
+
+def _pg_rows(server, query: str) -> list[tuple[str, ...]]:
+    return sorted(tuple(line.split("|")) for line in server.psql("retail", query).splitlines())
+
+
+def _gold(lake: Path) -> tuple[list, list] | None:
+    from hudi_engine.api import HoodieTable, read_arrow
+
+    paths = [str(lake / "gold" / name) for name in ("daily_revenue", "customer_value")]
+    if not all(HoodieTable.exists(p) and HoodieTable.load(p).timeline.last_completed_write() for p in paths):
+        return None
+    revenue = read_arrow(paths[0], columns=["order_date", "category", "revenue"]).to_pylist()
+    value = read_arrow(paths[1], columns=["customer_id", "lifetime_value"]).to_pylist()
+    return (sorted((str(r["order_date"]), r["category"], _money(r["revenue"])) for r in revenue),
+            sorted((str(r["customer_id"]), _money(r["lifetime_value"])) for r in value))
+
+
+def _money(value) -> str:
+    return str(Decimal(value).quantize(Decimal("0.01")))
+
+
+def _stop(pipelines: subprocess.Popen) -> None:
+    if pipelines.poll() is not None:
+        return
+    _say("stopping the pipelines: each finishes its batch and commits it")
+    pipelines.send_signal(signal.SIGTERM)
+    try:
+        pipelines.wait(300)
+    except subprocess.TimeoutExpired:
+        os.killpg(pipelines.pid, signal.SIGKILL)
+        pipelines.wait()
+
+
+def _pipelines_failed(pipelines: subprocess.Popen, log_path: Path) -> int:
+    print(f"hudictl demo: the pipelines stopped (exit code {pipelines.returncode}); the last lines of "
+          f"{log_path}:", file=sys.stderr)
+    for line in log_path.read_text().splitlines()[-25:]:
+        print(f"  {line}", file=sys.stderr)
+    return 1
+
+
+def _timed_out(args) -> int:
+    print(f"hudictl demo: gold did not agree with PostgreSQL within {args.catch_up_timeout:.0f}s of the last "
+          "change; see the pipelines' log. A slower machine may need --catch-up-timeout", file=sys.stderr)
+    return 1
+
+
+def _summary(lake: Path, changes, lag: float, root: Path) -> None:
+    from hudi_engine.api import HoodieTable, read_arrow
+
+    print("\n== What the shop did")
+    print("   " + ", ".join(f"{n} {kind}" for kind, n in sorted(changes.items(), key=lambda kv: -kv[1])))
+    print("\n== The lakehouse")
+    print(f"   {'layer':<7} {'table':<15} {'rows':>6} {'commits':>8}  services")
+    for layer, tables in LAYERS:
+        for name in tables:
+            path = str(lake / layer / name)
+            timeline = HoodieTable.load(path).timeline
+            rows = read_arrow(path, columns=["_hoodie_record_key"]).num_rows
+            services = {action: len(timeline.filter([action], completed=True))
+                        for action in ("compaction", "replacecommit", "clean")}
+            done = ", ".join(f"{n} {_service_name(a)}" for a, n in services.items() if n)
+            print(f"   {layer:<7} {name:<15} {rows:>6} {len(timeline.completed_writes()):>8}  {done}")
+    errors = lake / "silver" / "order_lines_errors"
+    if HoodieTable.exists(str(errors)):
+        print(f"   {'':<7} order_lines_errors: {read_arrow(str(errors)).num_rows} lines set aside by the quality rule")
+    print(f"\n== End to end: gold agreed with PostgreSQL {lag:.0f}s after the last change")
+    _time_travel(str(lake / "gold" / "daily_revenue"))
+    _silver_changes(str(lake / "silver" / "order_lines"))
+    _outside_reader(str(lake / "gold" / "daily_revenue"))
+    print("\n== Look further")
+    print(f"   export LAKEHOUSE_PATH={lake}")
+    print("   hudictl status -f examples/lakehouse/")
+    print(f"   hudictl table timeline --base-path {lake / 'silver' / 'order_lines'} --limit 10")
+    print(f"   hudictl table files --base-path {lake / 'bronze' / 'orders'}")
+    print(f"   the pipelines' output: {root / 'pipelines.log'}")
+
+
+def _service_name(action: str) -> str:
+    return {"compaction": "compactions", "replacecommit": "clusterings", "clean": "cleans"}[action]
+
+
+def _time_travel(path: str) -> None:
+    from hudi_engine.api import HoodieTable, read_arrow
+
+    first = HoodieTable.load(path).timeline.completed_writes()[0].timestamp
+    then = read_arrow(path, {"as.of.instant": first}, columns=["revenue"]).column("revenue").to_pylist()
+    now = read_arrow(path, columns=["revenue"]).column("revenue").to_pylist()
+    print(f"\n== Time travel: daily_revenue as of its first commit {first}: {len(then)} groups, revenue "
+          f"{_money(sum(then))}; now: {len(now)} groups, revenue {_money(sum(now))}")
+
+
+def _silver_changes(path: str) -> None:
+    from collections import Counter
+
+    from hudi_engine.api import read_arrow
+
+    feed = read_arrow(path, {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime":
+                             "0", "hoodie.datasource.query.incremental.format": "cdc"}, columns=["op"])
+    ops = Counter(feed.column("op").to_pylist())
+    print(f"\n== Silver's change feed over the run (CDC): {ops.get('i', 0)} inserts, {ops.get('u', 0)} updates, "
+          f"{ops.get('d', 0)} deletes")
+
+
+def _outside_reader(path: str) -> None:
     import pyarrow as pa
     from hudi import HudiReadOptions, HudiTableBuilder
 
-    table = HudiTableBuilder.from_base_uri(path).build()
-    snapshot = pa.Table.from_batches(table.read(HudiReadOptions()))
-    _show("hudi-rs (Apache Hudi's Rust reader) snapshot of the same table",
-          [(r["name"], r["fruit"], r[COMMIT_TIME]) for r in snapshot.to_pylist()])
-    print(f"\nTable at {path}; its timeline is in {path}/.hoodie")
-    return 0
+    from hudi_engine.api import read_arrow
+
+    theirs = pa.Table.from_batches(HudiTableBuilder.from_base_uri(path).build().read(HudiReadOptions()))
+    ours = read_arrow(path)
+    key = ["order_date", "category", "revenue"]
+    same = sorted(map(str, theirs.select(key).to_pylist())) == sorted(map(str, ours.select(key).to_pylist()))
+    print(f"\n== hudi-rs (Apache Hudi's Rust reader) reads gold daily_revenue: {theirs.num_rows} rows, "
+          f"{'the same as' if same else 'DIFFERENT from'} this engine's reader")

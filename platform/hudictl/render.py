@@ -4,9 +4,11 @@ printed as multi-document YAML — the same planner the operator runs, with no c
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
 import yaml
 
@@ -37,15 +39,45 @@ def add_parser(sub) -> None:
 
 def add_resource_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-f", "--filename", dest="files", action="append", required=True, metavar="FILE",
-                   help="YAML file of HudiTable/HudiPipeline resources ('-' reads stdin); repeatable")
+                   help="YAML file of HudiTable/HudiPipeline resources, or a folder of them (its *.yaml and "
+                        "*.yml files in name order), '-' for stdin; repeatable. ${VAR}, ${VAR:=default} and "
+                        "${VAR:-default} in the files are replaced from the environment, as Flux's "
+                        "post-build substitution does")
     p.add_argument("--namespace", default="default",
                    help="namespace of resources that name none (default: default)")
 
 
-def read_documents(paths: list[str]) -> Iterator[tuple[str, Any]]:
-    """(file and document number, document) of every YAML document in the files."""
+# ${NAME}, ${NAME:=default}, ${NAME:-default} (Flux's and the shell's spellings); the jobs' own
+# ${secret:...} and ${env:...} placeholders do not match and reach the jobs unchanged.
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?[=-]([^}]*))?\}")
+
+
+def substitute(text: str, environ: Mapping[str, str], where: str) -> str:
+    """``text`` with its variables replaced; an unset variable without a default is refused."""
+    def value(match: re.Match) -> str:
+        name, default = match.group(1), match.group(2)
+        if environ.get(name):
+            return environ[name]
+        if default is None:
+            raise SystemExit(f"hudictl: {where} uses ${{{name}}}, which is not set: export {name}=..., or write "
+                             f"${{{name}:=<default>}} in the file")
+        return default
+    return _VARIABLE.sub(value, text)
+
+
+def _files(paths: list[str]) -> Iterator[str]:
     for path in paths:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text()
+        if path != "-" and Path(path).is_dir():
+            yield from sorted(str(p) for p in Path(path).iterdir() if p.suffix in (".yaml", ".yml"))
+        else:
+            yield path
+
+
+def read_documents(paths: list[str], environ: Mapping[str, str] | None = None) -> Iterator[tuple[str, Any]]:
+    """(file and document number, document) of every YAML document in the files."""
+    for path in _files(paths):
+        text = substitute(sys.stdin.read() if path == "-" else Path(path).read_text(),
+                          os.environ if environ is None else environ, path)
         try:
             for number, doc in enumerate(yaml.safe_load_all(text), start=1):
                 yield f"{path} document {number}", doc

@@ -3,6 +3,7 @@ bronze with a table it enriches from (views), and gold is a SqlSource aggregate 
 the groups silver's commits touched, deleting groups that emptied. Both checked against the same
 aggregate computed straight from bronze."""
 import pytest
+from pyspark.sql import functions as F
 
 from hudi_engine import read, write
 from hudi_jobs.streamer.cli import build_config
@@ -13,8 +14,9 @@ CDC = ["--hoodie-conf", "hoodie.table.cdc.enabled=true"]
 ENRICH = ("SELECT o.id, o.day, o.amount, o.ts, c.category, o._hoodie_is_deleted FROM <SRC> o "
           "JOIN products c ON o.product = c.product")
 # Groups the latest silver commits touched, recomputed in full; a group left with no rows is deleted.
+# (day is a date: the change feed's JSON spells it as a day number, as Hudi's does.)
 REVENUE = """
-SELECT concat(k.day, '/', k.category) AS id, k.day, k.category, coalesce(r.revenue, 0) AS revenue,
+SELECT concat(CAST(k.day AS STRING), '/', k.category) AS id, k.day, k.category, coalesce(r.revenue, 0) AS revenue,
        r.revenue IS NULL AS _hoodie_is_deleted
 FROM (SELECT DISTINCT day, category FROM lines_changes) k
 LEFT JOIN (SELECT day, category, sum(amount) AS revenue FROM lines GROUP BY day, category) r
@@ -23,7 +25,8 @@ LEFT JOIN (SELECT day, category, sum(amount) AS revenue FROM lines GROUP BY day,
 
 
 def bronze_orders(spark, base, rows, operation="upsert"):
-    frame = spark.createDataFrame(rows, "id string, day string, product string, amount long, ts long")
+    frame = spark.createDataFrame(rows, "id string, day string, product string, amount long, ts long").withColumn(
+        "day", F.to_date(F.concat(F.lit("2026-11-"), F.substring("day", 2, 1))))        # d1 → 2026-11-01
     write(frame, str(base), {"hoodie.table.name": "orders", "hoodie.datasource.write.recordkey.field": "id",
                              "hoodie.datasource.write.precombine.field": "ts", "hoodie.table.cdc.enabled": "true",
                              "hoodie.datasource.write.operation": operation})
@@ -40,13 +43,13 @@ def run(spark, args):
 def revenue_from_bronze(spark, root):
     read(spark, str(root / "bronze")).createOrReplaceTempView("b")
     read(spark, str(root / "products")).createOrReplaceTempView("p")
-    return sorted((r["day"], r["category"], r["revenue"]) for r in spark.sql(
+    return sorted((str(r["day"]), r["category"], r["revenue"]) for r in spark.sql(
         "SELECT day, category, sum(amount) AS revenue FROM b JOIN p USING (product) GROUP BY day, category"
     ).collect())
 
 
 def gold_rows(spark, root):
-    return sorted((r["day"], r["category"], r["revenue"]) for r in read(spark, str(root / "gold")).collect())
+    return sorted((str(r["day"]), r["category"], r["revenue"]) for r in read(spark, str(root / "gold")).collect())
 
 
 def test_silver_joins_views_and_gold_refreshes_only_what_changed(spark, tmp_path):
@@ -83,4 +86,4 @@ def test_silver_joins_views_and_gold_refreshes_only_what_changed(spark, tmp_path
     assert run(spark, silver).instant
     assert run(spark, gold).records_written == 2
     assert gold_rows(spark, tmp_path) == revenue_from_bronze(spark, tmp_path) == [
-        ("d1", "fruit", 10), ("d2", "fruit", 10)]
+        ("2026-11-01", "fruit", 10), ("2026-11-02", "fruit", 10)]

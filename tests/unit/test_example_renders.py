@@ -24,7 +24,8 @@ API_GROUP = "lakehouse.hudi.dev/"
 SPARK_KINDS = ("SparkApplication", "ScheduledSparkApplication")
 # Each set is rendered together: a pipeline's table (and upstream table) must be among the files.
 EXAMPLE_SETS = {"operator/examples": ROOT / "operator" / "examples",
-                "examples/gitops/lakehouse": ROOT / "examples" / "gitops" / "lakehouse"}
+                "examples/gitops/lakehouse": ROOT / "examples" / "gitops" / "lakehouse",
+                "examples/lakehouse": ROOT / "examples" / "lakehouse"}
 
 
 def resource_files(folder: Path) -> list[Path]:

@@ -10,9 +10,11 @@ from __future__ import annotations
 import time
 from typing import Mapping
 
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
+from pyspark.sql.types import (BinaryType, DateType, IntegerType, LongType, StringType, StructField, StructType,
+                               TimestampType)
 
 from hudi_engine import config as C
 from hudi_engine.api import (
@@ -90,24 +92,64 @@ def commit_positions(table: HoodieTable) -> list[str]:
 
 
 def changes(spark: SparkSession, table: HoodieTable, begin: str, end: str) -> DataFrame:
-    """The rows commits in (begin, end] wrote: from the change feed when the table keeps one (so
-    deletes come as before images flagged ``_hoodie_is_deleted``), else an incremental query."""
-    options = {C.QUERY_TYPE.key: "incremental", C.BEGIN_INSTANTTIME.key: begin, C.END_INSTANTTIME.key: end}
-    if HoodieConfig(table.props).get(C.CDC_ENABLED):
-        return _changes_as_rows(read_cdc(spark, table, {**options, C.INCREMENTAL_FORMAT.key: "cdc"}), table)
-    return read(spark, table.base_path, options)
+    """Each key's last change in (begin, end] as a row: from the change feed when the table keeps
+    one (a delete as its before image flagged ``_hoodie_is_deleted``), else an incremental query."""
+    feed = _feed(spark, table, begin, end)
+    if feed is None:
+        return read(spark, table.base_path, _incremental(begin, end))
+    image = F.when(F.col("op") == "d", F.col("before")).otherwise(F.col("after"))
+    rows = feed.select(F.col("ts_ms"), image.alias("image"), (F.col("op") == "d").alias(IS_DELETED))
+    latest = Window.partitionBy(F.col("image")[RECORD_KEY]).orderBy(F.col("ts_ms").desc())
+    return _rows(rows.withColumn("_rank", F.row_number().over(latest)).where("_rank = 1"))
 
 
-def _changes_as_rows(changes: DataFrame, table: HoodieTable) -> DataFrame:
-    """Each key's last change in the window as a row: the after image of an insert or update, the
-    before image of a delete flagged ``_hoodie_is_deleted``."""
+def change_images(spark: SparkSession, table: HoodieTable, begin: str, end: str) -> DataFrame:
+    """Every row image the commits in (begin, end] took away (before images of updates and
+    deletes, flagged ``_hoodie_is_deleted``) or wrote: what an aggregate must recompute. Without a
+    change feed only the rows written are known."""
+    feed = _feed(spark, table, begin, end)
+    if feed is None:
+        return read(spark, table.base_path, _incremental(begin, end)).withColumn(IS_DELETED, F.lit(False))
+    removed = feed.where(F.col("op") != "i").select(F.col("before").alias("image"), F.lit(True).alias(IS_DELETED))
+    written = feed.where(F.col("op") != "d").select(F.col("after").alias("image"), F.lit(False).alias(IS_DELETED))
+    return _rows(removed.unionByName(written))
+
+
+def _incremental(begin: str, end: str) -> dict[str, str]:
+    return {C.QUERY_TYPE.key: "incremental", C.BEGIN_INSTANTTIME.key: begin, C.END_INSTANTTIME.key: end}
+
+
+def _feed(spark: SparkSession, table: HoodieTable, begin: str, end: str) -> DataFrame | None:
+    """The table's change feed in the window with its images parsed (None: it keeps none)."""
+    if not HoodieConfig(table.props).get(C.CDC_ENABLED):
+        return None
     schema = from_arrow_schema(table_schema(table))
-    record_key = RECORD_KEY
-    image = F.when(F.col("op") == "d", F.from_json("before", schema)).otherwise(F.from_json("after", schema))
-    rows = changes.select(F.col("ts_ms"), image.alias("image"), (F.col("op") == "d").alias(IS_DELETED))
-    latest = Window.partitionBy(F.col("image")[record_key]).orderBy(F.col("ts_ms").desc())
-    return (rows.withColumn("_rank", F.row_number().over(latest)).where("_rank = 1")
-            .select("image.*", IS_DELETED))
+    feed = read_cdc(spark, table, {**_incremental(begin, end), C.INCREMENTAL_FORMAT.key: "cdc"})
+    return feed.select("op", "ts_ms", _image(F.col("before"), schema).alias("before"),
+                       _image(F.col("after"), schema).alias("after"))
+
+
+# How Hudi's CDC JSON spells values Spark's JSON reader does not take back as they are (Spark's
+# internal values: a date's day number, a timestamp's microseconds, binary as Base64).
+_AS_WRITTEN = {DateType: (IntegerType(), F.date_from_unix_date), TimestampType: (LongType(), F.timestamp_micros),
+               BinaryType: (StringType(), F.unbase64)}
+
+
+def _image(text: Column, schema: StructType) -> Column:
+    """A CDC image's JSON text as a struct of the table's columns."""
+    as_written = StructType([StructField(f.name, _AS_WRITTEN[type(f.dataType)][0], True)
+                             if type(f.dataType) in _AS_WRITTEN else f for f in schema.fields])
+    parsed = F.from_json(text, as_written)
+    fields = [(_AS_WRITTEN[type(f.dataType)][1](parsed[f.name]) if type(f.dataType) in _AS_WRITTEN
+               else parsed[f.name]).alias(f.name) for f in schema.fields]
+    return F.when(parsed.isNotNull(), F.struct(*fields))
+
+
+def _rows(images: DataFrame) -> DataFrame:
+    """Images as rows with the deletion flag (a table's own ``_hoodie_is_deleted`` column gives
+    way to it)."""
+    fields = [f.name for f in images.schema["image"].dataType.fields if f.name != IS_DELETED]
+    return images.select(*[F.col("image")[f].alias(f) for f in fields], IS_DELETED)
 
 
 def _age_seconds(position: str) -> float:

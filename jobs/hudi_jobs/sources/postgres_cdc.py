@@ -111,13 +111,20 @@ class PostgresCdcSource:
                                        format_lsn(start), f"snapshot of {capture.qualified}")
                 checkpoint = format_lsn(start)
             start = self._resume(conn, checkpoint)
+            waiting = self._has_changes(conn, upper)
+        position = f"{capture.qualified} changes after {checkpoint}"
+        if not waiting:
+            moved = format_lsn(upper) if upper - start >= self.idle_advance else checkpoint
+            return Batch(None, moved, lag_records=0, lag_seconds=0.0, position=position)
         nchanges = limit if limit > 0 else self.max_changes
-        batch = self._batch(spark, capture, _change_reader(capture, format_lsn(upper), nchanges), checkpoint,
-                            f"{capture.qualified} changes after {checkpoint}")
-        if batch.checkpoint == checkpoint and batch.data is None and batch.errors is None \
-                and upper - start >= self.idle_advance:
-            return Batch(None, format_lsn(upper), lag_records=0, lag_seconds=0.0, position=batch.position)
-        return batch
+        return self._batch(spark, capture, _change_reader(capture, format_lsn(upper), nchanges), checkpoint, position)
+
+    def _has_changes(self, conn, upper: int) -> bool:
+        """Whether a transaction of the table waits before ``upper``: decoded on the server up to the
+        first one, so an idle round costs no Spark job."""
+        return conn.execute("SELECT count(*) FROM pg_logical_slot_peek_binary_changes(%s, %s::pg_lsn, 1, "
+                            "'proto_version', '1', 'publication_names', %s)",
+                            (self.slot, format_lsn(upper), self.publication)).fetchone()[0] > 0
 
     def _batch(self, spark: SparkSession, capture: Capture, reader, checkpoint: str, position: str) -> Batch:
         envelope = capture.envelope()
@@ -236,8 +243,9 @@ class PostgresCdcSource:
                 sql.Identifier(self.publication), sql.Identifier(self.schema, self.table)))
         except psycopg.errors.InsufficientPrivilege as exc:
             raise HoodieConfigError(f"cannot create publication {self.publication} ({exc.diag.message_primary}): "
-                                    f"as the table's owner, run CREATE PUBLICATION {self.publication} FOR TABLE "
-                                    f"{qualified}") from None
+                                    "creating one takes the table's ownership and CREATE on the database; "
+                                    f"grant those, or have an owner run CREATE PUBLICATION {self.publication} "
+                                    f"FOR TABLE {qualified}") from None
         log.info(f"created publication {self.publication} for {qualified}")
 
 

@@ -3,9 +3,10 @@ from silver.
 
 With views (``hoodie.streamer.sql.view.<name>``), this platform adds what a scheduled aggregate
 needs: the checkpoint is each view table's last commit, so a batch runs only after one of them
-committed, and the query also sees ``<name>_changes``, the rows the table's commits since the last
-batch wrote (deletes included, flagged ``_hoodie_is_deleted``, when the table keeps a change feed).
-An aggregate can then be recomputed only for the groups its inputs touched:
+committed, and the query also sees ``<name>_changes``: every row image the table's commits since
+the last batch wrote, and, when the table keeps a change feed, every image they took away (before
+images of updates and deletes, flagged ``_hoodie_is_deleted``). An aggregate can then be recomputed
+only for the groups its inputs touched, those a row left included:
 
     SELECT day, category, sum(amount) AS revenue FROM order_lines
     WHERE day IN (SELECT day FROM order_lines_changes) GROUP BY day, category
@@ -19,15 +20,14 @@ from typing import Mapping
 
 from pyspark.errors import AnalysisException, ParseException
 from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
 
-from hudi_engine.api import IS_DELETED, HoodieTable
+from hudi_engine.api import HoodieTable
 from hudi_engine.config import HoodieConfig
 from hudi_engine.errors import HoodieConfigError
 
 from ..keys import streamer as K
 from .base import Batch
-from .hudi_incr import changes, commit_positions
+from .hudi_incr import change_images, commit_positions
 from .hudi_views import declared_views, missing_tables, register, register_frame
 
 log = logging.getLogger(__name__)
@@ -68,10 +68,8 @@ class SqlSource:
             return Batch(None, checkpoint, lag_records=0, lag_seconds=0.0, position="no view table committed")
         for name, table in tables.items():
             register(spark, name, table.base_path, as_of=latest[name])
-            changed = changes(spark, table, previous.get(name, "0"), latest[name])
-            if IS_DELETED not in changed.columns:
-                changed = changed.withColumn(IS_DELETED, F.lit(False))
-            register_frame(spark, name + CHANGES_SUFFIX, changed)
+            register_frame(spark, name + CHANGES_SUFFIX, change_images(spark, table, previous.get(name, "0"),
+                                                                      latest[name]))
         grown = [name for name in latest if previous.get(name) != latest[name]]
         return Batch(self._run(spark), format_checkpoint(latest), lag_records=0, lag_seconds=0.0,
                      position=f"the SQL source's query after commits of {', '.join(grown)}")

@@ -1,6 +1,7 @@
 """Record checks before the write: quality rules (``hoodie.streamer.quality.rule.<name>=<SQL
 boolean>``) and a usable record key. Records that fail go to the error table, so one bad record
-never holds back the rest of the batch."""
+never holds back the rest of the batch. A delete (``_hoodie_is_deleted``) needs only its key: the
+rules judge the values a record writes, and a delete writes none."""
 from __future__ import annotations
 
 from typing import Mapping
@@ -8,6 +9,7 @@ from typing import Mapping
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from hudi_engine.api import IS_DELETED
 from hudi_engine.errors import HoodieConfigError
 
 from ..keys import streamer as K
@@ -38,6 +40,7 @@ def check_records(df: DataFrame, rules: Mapping[str, str], key_fields: list[str]
     if ordering_field and ordering_field.split(".")[0] in df.columns:
         checks.append((F.col(ordering_field).isNull(), f"ordering field {ordering_field} is null",
                        ErrorReason.RECORD_CREATION))
+    writes = ~F.coalesce(F.col(IS_DELETED).cast("boolean"), F.lit(False)) if IS_DELETED in df.columns else F.lit(True)
     for name, expression in rules.items():
         try:
             passed = F.expr(expression)
@@ -45,8 +48,8 @@ def check_records(df: DataFrame, rules: Mapping[str, str], key_fields: list[str]
         except Exception as exc:
             raise HoodieConfigError(f"quality rule {K.QUALITY_RULE_PREFIX}{name}={expression!r} is not "
                                     f"a valid SQL expression: {exc}") from exc
-        checks.append((~F.coalesce(passed.cast("boolean"), F.lit(False)), f"quality rule '{name}' ({expression}) failed",
-                       ErrorReason.QUALITY_RULE_FAILURE))
+        checks.append((writes & ~F.coalesce(passed.cast("boolean"), F.lit(False)),
+                       f"quality rule '{name}' ({expression}) failed", ErrorReason.QUALITY_RULE_FAILURE))
     if not checks:
         return df, None
     failed = F.filter(F.array(*[F.when(cond, F.struct(F.lit(reason.value).alias("reason"), F.lit(text).alias("text")))

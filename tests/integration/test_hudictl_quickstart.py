@@ -1,5 +1,5 @@
-"""``hudictl demo`` (the README's first command) end to end in its own process, both table types;
-the table it leaves is checked with hudi-rs."""
+"""``hudictl quickstart`` end to end in its own process, both table types; the table it leaves is
+checked with hudi-rs."""
 import subprocess
 import sys
 
@@ -14,7 +14,7 @@ pytestmark = pytest.mark.spark
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_demo_leaves_the_three_commit_table(tmp_path, table_type):
     path = tmp_path / "fruit_basket"
-    done = subprocess.run([sys.executable, "-m", "hudictl.cli", "demo", "--path", str(path),
+    done = subprocess.run([sys.executable, "-m", "hudictl.cli", "quickstart", "--path", str(path),
                            "--table-type", table_type], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert rows(hudi_rs_read(path), ["name", "fruit"]) == [("jack", "banana"), ("sarah", "orange")]

@@ -229,9 +229,11 @@ def _summary(lake: Path, changes, lag: float, root: Path) -> None:
             path = str(lake / layer / name)
             timeline = HoodieTable.load(path).timeline
             rows = read_arrow(path, columns=["_hoodie_record_key"]).num_rows
-            services = {action: len(timeline.filter([action], completed=True))
-                        for action in ("compaction", "replacecommit", "clean")}
-            done = ", ".join(f"{n} {_service_name(a)}" for a, n in services.items() if n)
+            # A completed compaction is a commit on a merge-on-read table (whose writes are delta commits).
+            services = {"compactions": len(timeline.filter(["commit"], completed=True)) if layer == "bronze" else 0,
+                        "clusterings": len(timeline.filter(["replacecommit"], completed=True)),
+                        "cleans": len(timeline.filter(["clean"], completed=True))}
+            done = ", ".join(f"{kind} {n}" for kind, n in services.items() if n)
             print(f"   {layer:<7} {name:<15} {rows:>6} {len(timeline.completed_writes()):>8}  {done}")
     errors = lake / "silver" / "order_lines_errors"
     if HoodieTable.exists(str(errors)):
@@ -246,10 +248,6 @@ def _summary(lake: Path, changes, lag: float, root: Path) -> None:
     print(f"   hudictl table timeline --base-path {lake / 'silver' / 'order_lines'} --limit 10")
     print(f"   hudictl table files --base-path {lake / 'bronze' / 'orders'}")
     print(f"   the pipelines' output: {root / 'pipelines.log'}")
-
-
-def _service_name(action: str) -> str:
-    return {"compaction": "compactions", "replacecommit": "clusterings", "clean": "cleans"}[action]
 
 
 def _time_travel(path: str) -> None:

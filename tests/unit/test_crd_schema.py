@@ -375,6 +375,12 @@ BAD = [
     Bad("hudiIncremental with tableRef and basePath", SILVER,
         lambda r: spec(r, "source", "hudiIncremental").update(basePath="s3a://lake/bronze/orders"),
         "spec.source.hudiIncremental", "tableRef (a HudiTable) or basePath, not both"),
+    Bad("duplicate view names", SILVER, lambda r: spec(r).update(views=[
+        {"name": "orders", "tableRef": {"name": "orders"}}, {"name": "orders", "basePath": "/lake/orders"}]),
+        "spec.views", "view orders is declared more than once"),
+    Bad("view with tableRef and basePath", SILVER, lambda r: spec(r).update(views=[
+        {"name": "orders", "tableRef": {"name": "orders"}, "basePath": "/lake/orders"}]),
+        "spec.views[0]", "a view reads one Hudi table: set tableRef (a HudiTable) or basePath, not both"),
     Bad("source type without its member", FILES, lambda r: spec(r, "source").update(type="kafka"),
         "spec.source", "source.type kafka needs source.kafka"),
     Bad("transformation with sql and flatten", SILVER,

@@ -270,6 +270,8 @@ class ViewSpec:
 UNIQUE_VIEW_NAMES = Rule(
     rule="self.all(v, self.exists_one(w, w.name == v.name))",
     message="view names must be unique",
+    message_expression=f"'view ' + self.filter(r, {_DUPLICATE_RULE})[0].name + ' is declared more than once: "
+                       "names must be unique'",
     check=lambda views: _first_duplicate([v.name for v in views]) is None,
     explain=lambda views: f"view {_first_duplicate([v.name for v in views])} is declared more than once: names "
                           "must be unique",

@@ -100,7 +100,11 @@ def test_the_lakehouse_follows_the_shop_exactly_once(spark, tmp_path, shop, monk
     server.psql("retail", "ALTER TABLE customers ADD COLUMN loyalty_tier text; "
                           "UPDATE customers SET loyalty_tier = 'gold' WHERE customer_id % 3 = 0")
 
-    # The order_items ingest dies while writing its batch; readers still see its last commit.
+    # The order_items ingest dies while writing its batch (20,000 new lines make it long enough to
+    # catch); readers still see its last commit.
+    server.psql("retail", "INSERT INTO order_items SELECT 1000000 + g, o.order_id, p.product_id, 1 + g % 3, p.price "
+                          "FROM generate_series(1, 20000) g, (SELECT min(order_id) AS order_id FROM orders) o, "
+                          "(SELECT product_id, price FROM products ORDER BY product_id LIMIT 1) p")
     items = dict(configs)["bronze-order-items"]
     job = subprocess.Popen([sys.executable, "-m", "hudi_jobs.streamer", "--job-config", str(items)],
                            env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT, stdout=subprocess.DEVNULL,

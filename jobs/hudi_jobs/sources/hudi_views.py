@@ -36,10 +36,17 @@ def declared_views(props: Mapping[str, str]) -> dict[str, str]:
     return views
 
 
-def missing_tables(views: Mapping[str, str]) -> list[str]:
-    """The views whose table has no commit yet (its pipeline has not written it)."""
-    return [name for name, path in views.items()
-            if not HoodieTable.exists(path) or HoodieTable.load(path).timeline.last_completed_write() is None]
+def load_tables(views: Mapping[str, str]) -> tuple[dict[str, HoodieTable], list[str]]:
+    """The views' tables, and the views whose table has no commit yet (its pipeline has not written
+    it): a batch waits for those."""
+    tables, missing = {}, []
+    for name, path in views.items():
+        table = HoodieTable.load(path) if HoodieTable.exists(path) else None
+        if table is None or table.timeline.last_completed_write() is None:
+            missing.append(name)
+        else:
+            tables[name] = table
+    return tables, missing
 
 
 def register(spark: SparkSession, name: str, path: str, as_of: str | None = None) -> DataFrame:

@@ -133,7 +133,9 @@ class JdbcSource:
         elif url.strip().startswith(JDBC_PREFIX):
             driver = cfg.require(K.DRIVER_CLASS, f"Spark's JDBC reader loads that driver for {url} "
                                                  "(its JAR must be in spark.jars)")
-            login = {"user": user, "password": password if password is not None else read_password_file(password_file, K.PASSWORD_FILE.key)}
+            if password is None:
+                password = read_password_file(password_file, K.PASSWORD_FILE.key)
+            login = {"user": user, "password": password}
             self.reader = SparkJdbcReader(url, table, self.column, driver,
                                           {**options, **{k: v for k, v in login.items() if v is not None}})
         else:

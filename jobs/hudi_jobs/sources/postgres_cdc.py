@@ -64,10 +64,6 @@ class Capture:
     publication: str
     columns: tuple[PgColumn, ...]
 
-    @property
-    def qualified(self) -> str:
-        return f"{self.schema}.{self.table}"
-
     def envelope(self) -> StructType:
         image = struct_of(list(self.columns))
         return StructType([StructField("op", StringType()), StructField("ts_ms", LongType()),
@@ -86,6 +82,7 @@ class PostgresCdcSource:
         self.settings = with_login(parse_url(url, K.URL.key), cfg.get_str(K.USER), cfg.get_str(K.PASSWORD),
                                    cfg.get_str(K.PASSWORD_FILE), K.PASSWORD_FILE.key)
         self.schema, self.table = _split_table(cfg.require(K.TABLE, "PostgresCdcSource captures that table"))
+        self.qualified = f"{self.schema}.{self.table}"
         default_name = _identifier(f"hudi_{self.settings.dbname}_{self.schema}_{self.table}")
         self.slot = cfg.get_str(K.SLOT) or default_name
         self.publication = cfg.get_str(K.PUBLICATION) or default_name
@@ -100,22 +97,22 @@ class PostgresCdcSource:
         with self.settings.connect() as conn:
             if not self._checked:
                 self._check_server(conn)
+                self._checked = True
+            # The batch's columns are read after its upper bound: a column added before it is in them.
             upper = parse_lsn(conn.execute("SELECT pg_current_wal_lsn()::text").fetchone()[0])
-            capture = Capture(self.settings, self.schema, self.table, self.slot, self.publication,
-                              self._columns(conn))
-            self._checked = True
             if checkpoint is None:
+                capture = self._capture(conn)
                 start = self._start(conn)
                 if self.snapshot:
                     return self._batch(spark, capture, _snapshot_reader(capture, time.time_ns() // 1_000_000),
-                                       format_lsn(start), f"snapshot of {capture.qualified}")
+                                       format_lsn(start), f"snapshot of {self.qualified}")
                 checkpoint = format_lsn(start)
             start = self._resume(conn, checkpoint)
-            waiting = self._has_changes(conn, upper)
-        position = f"{capture.qualified} changes after {checkpoint}"
-        if not waiting:
-            moved = format_lsn(upper) if upper - start >= self.idle_advance else checkpoint
-            return Batch(None, moved, lag_records=0, lag_seconds=0.0, position=position)
+            position = f"{self.qualified} changes after {checkpoint}"
+            if not self._has_changes(conn, upper):         # an idle round: no catalog query, no Spark job
+                moved = format_lsn(upper) if upper - start >= self.idle_advance else checkpoint
+                return Batch(None, moved, lag_records=0, lag_seconds=0.0, position=position)
+            capture = self._capture(conn)
         nchanges = limit if limit > 0 else self.max_changes
         return self._batch(spark, capture, _change_reader(capture, format_lsn(upper), nchanges), checkpoint, position)
 
@@ -131,7 +128,7 @@ class PostgresCdcSource:
         events = spark.range(1, numPartitions=1).mapInArrow(reader, envelope).localCheckpoint(eager=True)
         end = events.agg(F.max(END_LSN)).first()[0]
         rows = flatten(events.where(F.col("op").isNotNull()).drop(END_LSN), POSTGRES_META, False)
-        at = F.concat(F.lit(f"postgres:{capture.qualified}@"), F.coalesce(F.col(LSN_COLUMN).cast("string"),
+        at = F.concat(F.lit(f"postgres:{self.qualified}@"), F.coalesce(F.col(LSN_COLUMN).cast("string"),
                                                                              F.lit("?")))
         data, errors = split_errors(rows, at)
         next_checkpoint = format_lsn(end) if end is not None else checkpoint
@@ -150,6 +147,9 @@ class PostgresCdcSource:
             raise HoodieConfigError(f"{where}: user {user} may not read replication slots; run ALTER ROLE "
                                     f"{user} REPLICATION (or connect as a user that has it, {K.USER.key})")
 
+    def _capture(self, conn) -> Capture:
+        return Capture(self.settings, self.schema, self.table, self.slot, self.publication, self._columns(conn))
+
     def _columns(self, conn) -> tuple[PgColumn, ...]:
         found = conn.execute("SELECT c.oid, c.relreplident FROM pg_class c JOIN pg_namespace n "
                              "ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relname = %s",
@@ -160,19 +160,18 @@ class PostgresCdcSource:
         oid, identity = found
         columns = tuple(PgColumn(*row) for row in conn.execute(COLUMNS_QUERY, (oid,)).fetchall())
         keys = [c.name for c in columns if c.primary_key]
-        qualified = f"{self.schema}.{self.table}"
         if identity == "n":
-            raise HoodieConfigError(f"table {qualified} has REPLICA IDENTITY NOTHING, so its updates and deletes "
-                                    f"cannot be captured: ALTER TABLE {qualified} REPLICA IDENTITY DEFAULT (with "
+            raise HoodieConfigError(f"table {self.qualified} has REPLICA IDENTITY NOTHING, so its updates and deletes "
+                                    f"cannot be captured: ALTER TABLE {self.qualified} REPLICA IDENTITY DEFAULT (with "
                                     "a primary key) or FULL")
         if not keys and identity != "f":
-            raise HoodieConfigError(f"table {qualified} has no primary key, so its changes cannot be matched to "
-                                    f"Hudi records: add a primary key (ALTER TABLE {qualified} ADD PRIMARY KEY "
+            raise HoodieConfigError(f"table {self.qualified} has no primary key, so its changes cannot be matched to "
+                                    f"Hudi records: add a primary key (ALTER TABLE {self.qualified} ADD PRIMARY KEY "
                                     f"(...)), or set REPLICA IDENTITY FULL and {C.RECORDKEY_FIELDS.key} to "
                                     "columns that identify a row")
         if self.record_key and keys and sorted(self.record_key) != sorted(keys) and identity != "f":
             raise HoodieConfigError(f"{C.RECORDKEY_FIELDS.key}={','.join(self.record_key)} is not the primary "
-                                    f"key of {qualified} ({','.join(keys)}): deletes carry only the primary key, "
+                                    f"key of {self.qualified} ({','.join(keys)}): deletes carry only the primary key, "
                                     "so the record key must be it (or set REPLICA IDENTITY FULL on the table)")
         return columns
 
@@ -196,9 +195,8 @@ class PostgresCdcSource:
             raise HoodieConfigError(f"checkpoint {checkpoint!r} is not a WAL position of {K.SLOT.key}; was the "
                                     "table written by another source?") from None
         slot = self._slot(conn)
-        qualified = f"{self.schema}.{self.table}"
         if slot is None:
-            raise HoodieConfigError(f"replication slot {self.slot} no longer exists, so the changes of {qualified} "
+            raise HoodieConfigError(f"replication slot {self.slot} no longer exists, so the changes of {self.qualified} "
                                     f"after checkpoint {checkpoint} are lost to this pipeline; nothing was "
                                     "written. Rebuild the table from a new snapshot: delete the Hudi table (or "
                                     "give the pipeline a new one) and run again")
@@ -209,10 +207,10 @@ class PostgresCdcSource:
                                     "new snapshot")
         if slot < at:
             conn.execute("SELECT pg_replication_slot_advance(%s, %s::pg_lsn)", (self.slot, checkpoint))
-        if conn.execute("SELECT 1 FROM pg_publication WHERE pubname = %s", (self.publication,)).fetchone() is None:
+        if not self._publication_exists(conn):
             raise HoodieConfigError(f"publication {self.publication} was dropped; the slot cannot decode without "
                                     f"it. Recreate it (CREATE PUBLICATION {self.publication} FOR TABLE "
-                                    f"{qualified}) only if no change was made meanwhile, else rebuild the table")
+                                    f"{self.qualified}) only if no change was made meanwhile, else rebuild the table")
         return at
 
     def _slot(self, conn) -> int | None:
@@ -226,16 +224,18 @@ class PostgresCdcSource:
                                     f"this pipeline needs one of its own with pgoutput: set {K.SLOT.key}")
         return parse_lsn(position)
 
+    def _publication_exists(self, conn) -> bool:
+        return conn.execute("SELECT 1 FROM pg_publication WHERE pubname = %s", (self.publication,)).fetchone() is not None
+
     def _ensure_publication(self, conn) -> None:
         import psycopg
         from psycopg import sql
 
-        qualified = f"{self.schema}.{self.table}"
-        if conn.execute("SELECT 1 FROM pg_publication WHERE pubname = %s", (self.publication,)).fetchone():
+        if self._publication_exists(conn):
             if not conn.execute("SELECT 1 FROM pg_publication_tables WHERE pubname = %s AND schemaname = %s "
                                 "AND tablename = %s", (self.publication, self.schema, self.table)).fetchone():
-                raise HoodieConfigError(f"publication {self.publication} does not include {qualified}: run ALTER "
-                                        f"PUBLICATION {self.publication} ADD TABLE {qualified}, or set "
+                raise HoodieConfigError(f"publication {self.publication} does not include {self.qualified}: run ALTER "
+                                        f"PUBLICATION {self.publication} ADD TABLE {self.qualified}, or set "
                                         f"{K.PUBLICATION.key}")
             return
         try:
@@ -245,8 +245,8 @@ class PostgresCdcSource:
             raise HoodieConfigError(f"cannot create publication {self.publication} ({exc.diag.message_primary}): "
                                     "creating one takes the table's ownership and CREATE on the database; "
                                     f"grant those, or have an owner run CREATE PUBLICATION {self.publication} "
-                                    f"FOR TABLE {qualified}") from None
-        log.info(f"created publication {self.publication} for {qualified}")
+                                    f"FOR TABLE {self.qualified}") from None
+        log.info(f"created publication {self.publication} for {self.qualified}")
 
 
 # --- reading tasks (they run in Spark's Python workers) -------------------------------------------

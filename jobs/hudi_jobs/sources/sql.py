@@ -21,14 +21,13 @@ from typing import Mapping
 from pyspark.errors import AnalysisException, ParseException
 from pyspark.sql import SparkSession
 
-from hudi_engine.api import HoodieTable
 from hudi_engine.config import HoodieConfig
 from hudi_engine.errors import HoodieConfigError
 
 from ..keys import streamer as K
 from .base import Batch
 from .hudi_incr import change_images, commit_positions
-from .hudi_views import declared_views, missing_tables, register, register_frame
+from .hudi_views import declared_views, load_tables, register, register_frame
 
 log = logging.getLogger(__name__)
 CHANGES_SUFFIX = "_changes"
@@ -57,11 +56,10 @@ class SqlSource:
         """``limit`` is ignored: the query decides the batch."""
         if not self.views:
             return Batch(self._run(spark), checkpoint, position="the SQL source's query")
-        missing = missing_tables(self.views)
+        tables, missing = load_tables(self.views)
         if missing:
             log.info(f"waiting for the first commit of {', '.join(missing)} (views of the query)")
             return Batch(None, checkpoint, position=f"views {', '.join(missing)} not written yet")
-        tables = {name: HoodieTable.load(path) for name, path in self.views.items()}
         latest = {name: commit_positions(table)[-1] for name, table in tables.items()}
         previous = parse_checkpoint(checkpoint)
         if all(previous.get(name) == position for name, position in latest.items()):

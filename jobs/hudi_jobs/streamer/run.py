@@ -246,13 +246,13 @@ class Streamer:
     def _views_ready(self) -> bool:
         """The Hudi tables the transformers read by name, registered as of now; False (no batch this
         round) while one has no commit yet."""
-        missing = hudi_views.missing_tables(self.views)
+        tables, missing = hudi_views.load_tables(self.views)
         if missing:
             self.metrics.record_no_data()
             log.info(f"waiting for the first commit of {', '.join(missing)} (views of the transformations)")
             return False
-        for name, path in self.views.items():
-            hudi_views.register(self.spark, name, path)
+        for name, table in tables.items():
+            hudi_views.register(self.spark, name, table.base_path)
         return True
 
     def _fetch(self, checkpoint: str | None) -> Batch:

@@ -238,15 +238,20 @@ def _first_duplicate(names: list[str]) -> str | None:
     return next((n for n in names if names.count(n) > 1), None)
 
 
-UNIQUE_RULE_NAMES = Rule(
-    rule="self.all(r, self.exists_one(s, s.name == r.name))",
-    message="quality rule names must be unique",
-    message_expression=f"'quality rule ' + self.filter(r, {_DUPLICATE_RULE})[0].name + ' is declared more "
-                       "than once: names must be unique'",
-    check=lambda rules: _first_duplicate([r.name for r in rules]) is None,
-    explain=lambda rules: f"quality rule {_first_duplicate([r.name for r in rules])} is declared more than "
-                          "once: names must be unique",
-)
+def _unique_names(what: str) -> Rule:
+    """Names of ``what`` (quality rules, views) must be unique; the message names a duplicate."""
+    return Rule(
+        rule="self.all(r, self.exists_one(s, s.name == r.name))",
+        message=f"{what} names must be unique",
+        message_expression=f"'{what} ' + self.filter(r, {_DUPLICATE_RULE})[0].name + ' is declared more than "
+                           "once: names must be unique'",
+        check=lambda items: _first_duplicate([i.name for i in items]) is None,
+        explain=lambda items: f"{what} {_first_duplicate([i.name for i in items])} is declared more than once: "
+                              "names must be unique",
+    )
+
+
+UNIQUE_RULE_NAMES = _unique_names("quality rule")
 UNIQUE_STEP_NAMES = Rule(
     rule="self.all(t, !has(t.name) || self.exists_one(u, has(u.name) && u.name == t.name))",
     message="transformation names must be unique",
@@ -267,15 +272,7 @@ class ViewSpec:
                                        pattern=STORAGE_URI, max_length=URI_LEN)
 
 
-UNIQUE_VIEW_NAMES = Rule(
-    rule="self.all(v, self.exists_one(w, w.name == v.name))",
-    message="view names must be unique",
-    message_expression=f"'view ' + self.filter(r, {_DUPLICATE_RULE})[0].name + ' is declared more than once: "
-                       "names must be unique'",
-    check=lambda views: _first_duplicate([v.name for v in views]) is None,
-    explain=lambda views: f"view {_first_duplicate([v.name for v in views])} is declared more than once: names "
-                          "must be unique",
-)
+UNIQUE_VIEW_NAMES = _unique_names("view")
 
 
 # --- running -----------------------------------------------------------------------------------------

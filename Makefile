@@ -29,9 +29,9 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install -q -e '.[test]'
 	touch $@
 
-# The retail lakehouse of examples/lakehouse/ with its own PostgreSQL (Debian's package, installed if missing).
+# The retail lakehouse of examples/lakehouse/ with its own PostgreSQL and Prometheus (Debian packages, installed if missing).
 demo: env
-	@bash .ci/install-services postgresql
+	@bash .ci/install-services postgresql prometheus
 	$(BIN)/hudictl demo
 
 # The linter, the engine's layer contract (see platform/hudi_engine/README.md) and type checks of its API.

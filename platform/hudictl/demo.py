@@ -9,6 +9,10 @@ changed, customers moving, products recategorized, a column added, a type widene
 run continuously. When the generator stops, the demo waits until gold agrees with the same
 aggregates computed in PostgreSQL, stops the pipelines (each finishes its batch), and summarizes
 what each layer holds, with a time-travel query, silver's change feed and hudi-rs reading gold.
+
+Beside PostgreSQL the demo starts the platform's other services on this machine: a Hive Metastore,
+where every table is registered after each commit (queried by name from Spark SQL at the end), and
+Prometheus, scraping every pipeline's metrics.
 """
 from __future__ import annotations
 
@@ -23,7 +27,7 @@ import time
 from decimal import Decimal
 from pathlib import Path
 
-from . import local_postgres, retail
+from . import local_metastore, local_postgres, local_prometheus, retail
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "lakehouse"
 PASSWORD = "hudi-demo"          # the pipelines' database password, handed over as a Secret file
@@ -32,7 +36,7 @@ LAYERS = (("bronze", ("customers", "products", "orders", "order_items")), ("silv
 EXAMPLE = """examples:
   hudictl demo                              # two minutes of changes; the lake in ./demo-lakehouse
   hudictl demo --seconds 30 --path /tmp/lakehouse-demo
-  hudictl demo --keep-running               # leave PostgreSQL up afterwards, to query the shop
+  hudictl demo --keep-running               # leave the shop, the metastore and Prometheus up afterwards
 """
 
 
@@ -43,9 +47,13 @@ def add_parser(sub) -> None:
                                                              "the pipelines' log (default ./demo-lakehouse)")
     p.add_argument("--seconds", type=float, default=120, help="how long the shop keeps changing (default 120)")
     p.add_argument("--pg-port", type=int, default=55432, help="PostgreSQL's port on 127.0.0.1 (default 55432)")
+    p.add_argument("--metastore-port", type=int, default=59083,
+                   help="the Hive Metastore's port on 127.0.0.1 (default 59083)")
+    p.add_argument("--prometheus-port", type=int, default=59090, help="Prometheus' port on 127.0.0.1 (default 59090)")
     p.add_argument("--catch-up-timeout", type=float, default=600,
                    help="most seconds to wait for gold to agree with PostgreSQL after the last change")
-    p.add_argument("--keep-running", action="store_true", help="leave PostgreSQL running at the end")
+    p.add_argument("--keep-running", action="store_true",
+                   help="leave PostgreSQL, the metastore and Prometheus running at the end (Ctrl-C stops them)")
     p.set_defaults(run=run)
 
 
@@ -56,26 +64,83 @@ def _say(message: str) -> None:
 def run(args: argparse.Namespace) -> int:
     root = Path(args.path).resolve()
     lake = root / "lake"
-    for folder in (lake, root / "postgres", root / "secrets"):
+    for folder in (lake, root / "postgres", root / "metastore", root / "prometheus", root / "secrets"):
         shutil.rmtree(folder, ignore_errors=True)
     (root / "secrets" / "retail-db").mkdir(parents=True)
     (root / "secrets" / "retail-db" / "password").write_text(PASSWORD)
-    _say(f"PostgreSQL 15 on 127.0.0.1:{args.pg_port} with wal_level=logical, data in {root / 'postgres'}")
+    services = Services(root, args)
     try:
-        server = local_postgres.start(root / "postgres", args.pg_port, "postgres", wal_level="logical",
-                                      max_replication_slots="16", max_wal_senders="16")
-    except RuntimeError as exc:
-        print(f"hudictl demo: {exc}", file=sys.stderr)
-        return 1
-    try:
-        return _demo(args, root, lake, server)
+        try:
+            services.start()
+        except RuntimeError as exc:              # not installed, a port taken, a server that did not start
+            print(f"hudictl demo: {exc}", file=sys.stderr)
+            return 1
+        return _demo(args, root, lake, services)
     finally:
-        if not args.keep_running:
-            server.stop()
-            _say("PostgreSQL stopped")
+        if args.keep_running and services.running():
+            _say("the services keep running (Ctrl-C stops them): " + services.where())
+            _wait_for_ctrl_c()
+        services.stop()
 
 
-def _demo(args, root: Path, lake: Path, server: local_postgres.LocalPostgres) -> int:
+class Services:
+    """PostgreSQL, the Hive Metastore and Prometheus of the demo, on 127.0.0.1, data under ``root``."""
+
+    def __init__(self, root: Path, args: argparse.Namespace):
+        self.root, self.args = root, args
+        self.postgres: local_postgres.LocalPostgres | None = None
+        self.metastore: local_metastore.LocalMetastore | None = None
+        self.prometheus: local_prometheus.LocalService | None = None
+
+    @property
+    def targets(self) -> Path:
+        return self.root / "prometheus" / "pipelines.json"
+
+    def start(self) -> None:
+        args = self.args
+        _say(f"the Hive Metastore (Hive 2.3, Derby) starting on 127.0.0.1:{args.metastore_port}")
+        self.metastore = local_metastore.start(self.root / "metastore", args.metastore_port)
+        _say(f"PostgreSQL 15 on 127.0.0.1:{args.pg_port} with wal_level=logical, data in {self.root / 'postgres'}")
+        self.postgres = local_postgres.start(self.root / "postgres", args.pg_port, "postgres", wal_level="logical",
+                                             max_replication_slots="16", max_wal_senders="16")
+        # the pipelines' endpoints, labelled as the chart's PodMonitor labels them, from `hudictl run`
+        self.targets.parent.mkdir(parents=True)
+        self.targets.write_text("[]")
+        config = {"global": {"scrape_interval": "5s"},
+                  "scrape_configs": [{"job_name": "hudi-pipelines",
+                                      "file_sd_configs": [{"files": [str(self.targets)], "refresh_interval": "5s"}]}]}
+        self.prometheus = local_prometheus.start(self.root / "prometheus", args.prometheus_port, config)
+        _say(f"Prometheus on {self.prometheus.url}, scraping the pipelines' metrics")
+        self.metastore.wait_until_listening()
+        _say(f"the Hive Metastore listens on {self.metastore.address}")
+
+    def running(self) -> bool:
+        return self.postgres is not None and self.postgres.running()
+
+    def where(self) -> str:
+        assert self.postgres and self.metastore and self.prometheus
+        return (f"PostgreSQL {self.postgres.url('retail')}, the metastore {self.metastore.address}, "
+                f"Prometheus {self.prometheus.url}")
+
+    def stop(self) -> None:
+        for service in (self.prometheus, self.metastore):
+            if service is not None:
+                service.stop()
+        if self.postgres is not None and self.postgres.running():
+            self.postgres.stop()
+        _say("the services stopped")
+
+
+def _wait_for_ctrl_c() -> None:
+    try:
+        signal.pause()
+    except KeyboardInterrupt:
+        pass
+
+
+def _demo(args, root: Path, lake: Path, services: Services) -> int:
+    server = services.postgres
+    assert server is not None and services.metastore is not None
     server.psql("postgres", "CREATE DATABASE retail")
     connect = _connector(server.url("retail"))
     with connect() as conn:
@@ -84,12 +149,14 @@ def _demo(args, root: Path, lake: Path, server: local_postgres.LocalPostgres) ->
     shop.seed()
     _say("the shop: " + ", ".join(f"{server.psql('retail', f'SELECT count(*) FROM {t}')} {t}"
                                    for t in retail.TABLES))
-    env = {**os.environ, "LAKEHOUSE_PATH": str(lake), "RETAIL_DB_URL": f"postgresql://127.0.0.1:{args.pg_port}/retail"}
+    env = {**os.environ, "LAKEHOUSE_PATH": str(lake), "RETAIL_DB_URL": f"postgresql://127.0.0.1:{args.pg_port}/retail",
+           "HIVE_METASTORE_URIS": services.metastore.address}
     log_path = root / "pipelines.log"
     _say(f"starting the 7 pipelines of {EXAMPLES} with `hudictl run` (their output: {log_path})")
     with open(log_path, "w") as log:
         pipelines = subprocess.Popen([sys.executable, "-m", "hudictl.cli", "run", "-f", str(EXAMPLES),
-                                      "--namespace", "lakehouse", "--secrets-dir", str(root / "secrets")],
+                                      "--namespace", "lakehouse", "--secrets-dir", str(root / "secrets"),
+                                      "--metrics-targets", str(services.targets)],
                                      env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         if not _wait_for_snapshots(lake, pipelines, args.catch_up_timeout):
@@ -103,9 +170,13 @@ def _demo(args, root: Path, lake: Path, server: local_postgres.LocalPostgres) ->
         lag = _catch_up(server, lake, pipelines, stopped, args.catch_up_timeout)
         if lag is None:
             return _pipelines_failed(pipelines, log_path) if pipelines.poll() is not None else _timed_out(args)
+        metrics = _metrics(services.prometheus)          # before the pipelines stop serving them
     finally:
         _stop(pipelines)
     _summary(lake, changes, lag, root)
+    _print_metrics(metrics, services.prometheus)
+    _catalog(services.metastore.address, root)
+    _look_further(lake, root)
     return 0
 
 
@@ -242,11 +313,66 @@ def _summary(lake: Path, changes, lag: float, root: Path) -> None:
     _time_travel(str(lake / "gold" / "daily_revenue"))
     _silver_changes(str(lake / "silver" / "order_lines"))
     _outside_reader(str(lake / "gold" / "daily_revenue"))
+
+
+def _metrics(prometheus) -> dict[str, dict[str, float]]:
+    """Per pipeline, what Prometheus scraped of its metrics (after one more scrape interval, so the
+    last batches are in)."""
+    time.sleep(6)
+    found: dict[str, dict[str, float]] = {}
+    for name, promql in METRICS.items():
+        for sample in local_prometheus.query(prometheus, promql):
+            found.setdefault(sample["metric"].get("pipeline", "?"), {})[name] = float(sample["value"][1])
+    return found
+
+
+# what the summary shows of each pipeline's metrics, as PromQL over the scraped series
+METRICS = {"up": "up{job='hudi-pipelines'}",
+           "batches": "sum by (pipeline) (hudi_streamer_batches_total)",
+           "written": "sum by (pipeline) (hudi_streamer_records_written_total)",
+           "errored": "sum by (pipeline) (hudi_streamer_records_errored_total)",
+           "p95 batch s": "histogram_quantile(0.95, sum by (pipeline, le) (hudi_streamer_batch_duration_seconds_bucket))"}
+
+
+def _print_metrics(found: dict[str, dict[str, float]], prometheus) -> None:
+    print(f"\n== Prometheus ({prometheus.url}) scraped every pipeline's metrics")
+    print(f"   {'pipeline':<22}" + "".join(f"{name:>12}" for name in METRICS))
+    for pipeline in sorted(found):
+        values = found[pipeline]
+        print(f"   {pipeline:<22}" + "".join(f"{values[name]:>12.4g}" if name in values else f"{'-':>12}"
+                                          for name in METRICS))
+
+
+def _catalog(metastore_uri: str, root: Path) -> None:
+    """The tables as the Hive Metastore holds them, and one queried by name from Spark SQL."""
+    from hudi_engine.spark import local_spark
+
+    spark = local_spark("hudictl-demo-sql", cores=1, extra_conf={
+        "spark.sql.catalogImplementation": "hive", "spark.hadoop.hive.metastore.uris": metastore_uri,
+        "spark.sql.warehouse.dir": str(root / "warehouse")})
+    try:
+        print(f"\n== The Hive Metastore ({metastore_uri}): every table registered after each commit")
+        for layer, _ in LAYERS:
+            tables = sorted(r.tableName for r in spark.sql(f"SHOW TABLES IN retail_{layer}").collect())
+            print(f"   retail_{layer}: {', '.join(tables)}")
+        print(f"   Spark SQL, by name:\n     {CATALOG_QUERY}")
+        for row in spark.sql(CATALOG_QUERY).collect():
+            print(f"     {row['category']:<12} {_money(row['revenue']):>12}")
+    finally:
+        spark.stop()
+
+
+CATALOG_QUERY = ("SELECT category, sum(revenue) AS revenue FROM retail_gold.daily_revenue "
+                 "GROUP BY category ORDER BY revenue DESC LIMIT 3")
+
+
+def _look_further(lake: Path, root: Path) -> None:
     print("\n== Look further")
     print(f"   export LAKEHOUSE_PATH={lake}")
     print("   hudictl status -f examples/lakehouse/")
     print(f"   hudictl table timeline --base-path {lake / 'silver' / 'order_lines'} --limit 10")
     print(f"   hudictl table files --base-path {lake / 'bronze' / 'orders'}")
+    print("   hudictl demo --keep-running   # then Prometheus, the metastore and the shop stay up to query")
     print(f"   the pipelines' output: {root / 'pipelines.log'}")
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import json
 import os
 import shlex
 import signal
@@ -25,6 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from .local_process import free_port
 from .render import add_resource_arguments, load_resources, report
 from .table_services import ServiceScheduler
 
@@ -32,6 +34,7 @@ EXAMPLE = """examples:
   hudictl run -f lake.yaml --once                  # one batch of every pipeline, in dependency order
   hudictl run -f lake.yaml --once --table-services # ... then each table's scheduled services, once
   hudictl run -f orders.yaml -f orders-pipeline.yaml --secrets-dir ./secrets
+  hudictl run -f examples/lakehouse/ --metrics-targets /tmp/hudi-targets.json  # for a local Prometheus
       # continuous pipelines keep running until Ctrl-C (each finishes its batch, then stops);
       # ./secrets/kafka-user/password holds the 'password' key of Secret 'kafka-user'
 
@@ -43,6 +46,11 @@ catalog sync) run beside continuous pipelines, each as a process of its own, on 
 with runWhenDue, as soon as Hudi's triggers say it is due; one run per service of a table at a time,
 until the pipelines end or Ctrl-C. With --once (or no continuous pipeline) each runs once after the
 pipelines. Catalog sync needs the table's metastore to be reachable from here.
+
+Each pipeline serves its metrics on a free port here (in the cluster: the port of spec.metrics);
+--metrics-targets writes them, labelled as the chart's PodMonitor labels them (namespace, pipeline,
+hudi_table), to a file that Prometheus' file_sd_configs reads:
+  scrape_configs: [{job_name: hudi-pipelines, file_sd_configs: [{files: [/tmp/hudi-targets.json]}]}]
 
 Ctrl-C (or SIGTERM) stops the pipelines after their batch and lets running services finish (a second
 Ctrl-C stops them too); the exit code is 0 when every job ended cleanly, 1 otherwise.
@@ -62,6 +70,8 @@ def add_parser(sub) -> None:
     p.add_argument("--table-services", action="store_true",
                    help="run each table's scheduled services beside continuous pipelines, on their "
                         "schedules and when due (with --once: once, after the pipelines)")
+    p.add_argument("--metrics-targets", metavar="FILE",
+                   help="write the pipelines' metrics endpoints to FILE, a Prometheus file_sd targets file")
     p.set_defaults(run=run)
 
 
@@ -96,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
         if args.table_services and not args.once and any(_continuous(p, j) for p, j, _ in jobs):
             beside = ServiceScheduler.of(services, lambda job, job_dir: _start_service(job, job_dir, secrets_dir),
                                          _dt.datetime.now(), lambda job: _storage_conf(job, secrets_dir))
-        done = _run_jobs(jobs, secrets_dir, args.once, beside)
+        targets = MetricsTargets(Path(args.metrics_targets), args.namespace) if args.metrics_targets else None
+        done = _run_jobs(jobs, secrets_dir, args.once, beside, targets)
         if done != 0 or not args.table_services or beside is not None:
             return done
         return _run_services(services, secrets_dir)
@@ -115,13 +126,37 @@ def _continuous(pipeline, job) -> bool:
     return pipeline.spec.state != "suspended" and bool(job.job_config.get("continuous"))
 
 
-def _run_jobs(jobs: list, secrets_dir: Path, once: bool, beside: ServiceScheduler | None = None) -> int:
+class MetricsTargets:
+    """The running pipelines' metrics endpoints as a Prometheus file_sd targets file, rewritten
+    whole (write and rename, so Prometheus never reads half of it) as each pipeline starts."""
+
+    def __init__(self, path: Path, namespace: str):
+        self.path, self.namespace = path.resolve(), namespace
+        self.groups: list[dict[str, Any]] = []
+        self._write()
+
+    def add(self, pipeline, port: int) -> None:
+        self.groups.append({"targets": [f"127.0.0.1:{port}"],
+                            "labels": {"namespace": self.namespace, "pipeline": pipeline.metadata.name,
+                                       "hudi_table": pipeline.spec.table_ref.name}})
+        self._write()
+
+    def _write(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        temp = self.path.with_name(f".{self.path.name}.tmp")
+        temp.write_text(json.dumps(self.groups, indent=1))
+        temp.replace(self.path)
+
+
+def _run_jobs(jobs: list, secrets_dir: Path, once: bool, beside: ServiceScheduler | None = None,
+              targets: MetricsTargets | None = None) -> int:
     """Run-once jobs to completion one after another; continuous ones started and left running
     while the next start, then waited for, with the table services ``beside`` them started as their
     schedules and triggers say. The first failure of a pipeline stops everything."""
     running: list[tuple[str, subprocess.Popen]] = []
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
+        from hudi_jobs.keys import metrics as MK
         from hudi_operator.planner.spark_app import job_config_yaml
         for pipeline, job, job_dir in jobs:
             name = f"HudiPipeline/{pipeline.metadata.name}"
@@ -130,6 +165,9 @@ def _run_jobs(jobs: list, secrets_dir: Path, once: bool, beside: ServiceSchedule
                 continue
             document = _local_job_config(job.job_config, once)
             process = _start(job, "hudi_jobs.streamer", job_config_yaml(document), job_dir, secrets_dir)
+            port = document["hoodieConf"].get(MK.PROMETHEUS_PORT.key)
+            if targets is not None and port:
+                targets.add(pipeline, int(port))
             how = "continuously" if document["continuous"] else "once"
             _say(f"{name}: running {document['sourceClass']} into {document['targetBasePath']} {how}")
             if document["continuous"]:
@@ -214,7 +252,7 @@ def _local_job_config(job_config: dict[str, Any], once: bool) -> dict[str, Any]:
         document["continuous"] = False
         document.pop("minSyncIntervalSeconds", None)
     if MK.PROMETHEUS_PORT.key in conf:
-        conf[MK.PROMETHEUS_PORT.key] = "0"
+        conf[MK.PROMETHEUS_PORT.key] = str(free_port())
     document["hoodieConf"] = conf
     return document
 

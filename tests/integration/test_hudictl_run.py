@@ -141,12 +141,14 @@ def test_run_with_table_services_compacts_a_merge_on_read_table_once_due(tmp_pat
 
 def test_run_compacts_beside_a_continuous_pipeline_when_compaction_becomes_due(tmp_path):
     """No --once: the pipeline keeps ingesting while the compaction starts, as a process of its own,
-    as soon as the table's trigger says it is due (its cron would fire next year); Ctrl-C stops both."""
+    as soon as the table's trigger says it is due (its cron would fire next year); Ctrl-C stops both.
+    Meanwhile a real Prometheus scrapes the pipeline through the --metrics-targets file."""
     import os
     import signal
     import time
 
     from hudi_engine.table.meta_client import HoodieTable
+    from tests.support.prometheus import query, start_prometheus
     base_path = tmp_path / "lake" / "orders"
     table = orders_table("orders", base_path)
     table["spec"].update(tableType="MERGE_ON_READ", services={
@@ -157,9 +159,13 @@ def test_run_compacts_beside_a_continuous_pipeline_when_compaction_becomes_due(t
         "source": {"type": "files", "files": {"path": str(tmp_path / "landing"), "format": "json"}}})]
     (tmp_path / "lake.yaml").write_text(yaml.safe_dump_all(documents))
     (tmp_path / "secrets").mkdir()
+    targets = tmp_path / "targets.json"
+    prometheus = start_prometheus(tmp_path / "prometheus", {}, scrape_configs=(
+        {"job_name": "hudi-pipelines", "file_sd_configs": [{"files": [str(targets)], "refresh_interval": "1s"}]},))
     log = (tmp_path / "hudictl.log").open("w")
     hudictl = subprocess.Popen([sys.executable, "-m", "hudictl.cli", "run", "-f", str(tmp_path / "lake.yaml"),
-                                "--table-services", "--secrets-dir", str(tmp_path / "secrets")],
+                                "--table-services", "--secrets-dir", str(tmp_path / "secrets"),
+                                "--metrics-targets", str(targets)],
                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
     def completed():
@@ -189,12 +195,19 @@ def test_run_compacts_beside_a_continuous_pipeline_when_compaction_becomes_due(t
                 max(int(r["amount"]) for r in hudi_rs_read(base_path).to_pylist() if r["id"] == 1) != drops:
             assert time.monotonic() < deadline, (tmp_path / "hudictl.log").read_text()[-5000:]
             time.sleep(0.5)
+        # every record written so far, as Prometheus scraped it, labelled as the chart's PodMonitor labels it
+        labels = '{job="hudi-pipelines", namespace="default", pipeline="orders-files", hudi_table="orders"}'
+        while [float(s["value"][1]) for s in query(prometheus, f"hudi_streamer_records_written_total{labels}")] \
+                != [2.0 * drops]:
+            assert time.monotonic() < deadline, query(prometheus, "hudi_streamer_records_written_total")
+            time.sleep(0.5)
         hudictl.send_signal(signal.SIGINT)
         hudictl.wait(timeout=120)
     finally:
         if hudictl.poll() is None:
             os.killpg(hudictl.pid, signal.SIGKILL)
         log.close()
+        prometheus.stop()
     timeline = HoodieTable.load(str(base_path)).timeline
     assert not timeline.pending(), (tmp_path / "hudictl.log").read_text()[-5000:]
     actions = [a for a, _ in completed()]

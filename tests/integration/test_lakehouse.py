@@ -3,7 +3,8 @@ changed after the pipelines start (orders placed, paid and cancelled, lines chan
 customers moving, products recategorized, a column added, a type widened), and the bronze ingest
 of order_items is killed in the middle of a batch and restarted. Every change must reach bronze,
 silver and gold exactly once: bronze equals PostgreSQL's tables, and gold equals the same
-aggregates computed in PostgreSQL, read by this engine and by hudi-rs.
+aggregates computed in PostgreSQL, read by this engine and by hudi-rs. Every table is registered in
+a real Hive Metastore at its last commit, as its catalogSync declares.
 
 The pipelines are planned from the example files as ``hudictl run`` plans them; here they run in
 this process, one SparkSession for all, a round of batches in dependency order at a time (the
@@ -29,6 +30,7 @@ from hudictl.run import local_settings
 from hudi_operator.planner.resource_set import ResourceSet
 from hudi_operator.planner.spark_app import job_config_yaml
 from tests.support.hudi_rs import hudi_rs_read
+from tests.support.metastore import thrift
 from tests.support.postgres import start_postgres
 from tests.support.processes import kill_when
 
@@ -51,9 +53,10 @@ def shop(tmp_path):
     server.stop()
 
 
-def job_configs(tmp_path, server) -> list[tuple[str, Path]]:
+def job_configs(tmp_path, server, metastore) -> list[tuple[str, Path]]:
     """(pipeline, job-config file) in dependency order, planned as ``hudictl run`` plans them."""
-    env = {"LAKEHOUSE_PATH": str(tmp_path / "lake"), "RETAIL_DB_URL": f"postgresql://127.0.0.1:{server.port}/retail"}
+    env = {"LAKEHOUSE_PATH": str(tmp_path / "lake"), "RETAIL_DB_URL": f"postgresql://127.0.0.1:{server.port}/retail",
+           "HIVE_METASTORE_URIS": metastore.uri}
     resources = ResourceSet.from_documents(read_documents([str(ROOT / "examples" / "lakehouse")], env), "lakehouse")
     configs = []
     for pipeline in resources.pipelines_in_order():
@@ -85,13 +88,13 @@ def money(value) -> str:
     return str(Decimal(value).quantize(Decimal("0.01")))
 
 
-def test_the_lakehouse_follows_the_shop_exactly_once(spark, tmp_path, shop, monkeypatch):
+def test_the_lakehouse_follows_the_shop_exactly_once(spark, tmp_path, shop, metastore, monkeypatch):
     server, generator, _ = shop
     secrets = tmp_path / "secrets" / "retail-db"
     secrets.mkdir(parents=True)
     (secrets / "password").write_text(PASSWORD)
     monkeypatch.setenv("HUDI_SECRETS_DIR", str(tmp_path / "secrets"))
-    configs = job_configs(tmp_path, server)
+    configs = job_configs(tmp_path, server, metastore)
     assert [name for name, _ in configs][-3:] == ["silver-order-lines", "gold-daily-revenue", "gold-customer-value"]
     lake = tmp_path / "lake"
 
@@ -143,3 +146,18 @@ def test_the_lakehouse_follows_the_shop_exactly_once(spark, tmp_path, shop, monk
     errors = read(spark, str(lake / "silver" / "order_lines_errors")).collect()
     assert zero <= {json.loads(e["raw_record"])["item_id"] for e in errors}
     assert yaml.safe_load(items.read_text())["sourceClass"] == "PostgresCdcSource"
+
+    # the catalog: each table at its last commit, a merge-on-read one as <table>_ro and <table>_rt
+    with thrift(metastore) as hms:
+        for database, tables in (("retail_bronze", ("customers", "products", "orders", "order_items")),
+                                 ("retail_silver", ("order_lines",)), ("retail_gold", ("daily_revenue", "customer_value"))):
+            layer = database.removeprefix("retail_")
+            mor = layer == "bronze"
+            assert sorted(hms.get_all_tables(database)) == sorted(
+                f"{t}{suffix}" for t in tables for suffix in (("_ro", "_rt") if mor else ("",)))
+            for name in tables:
+                last = HoodieTable.load(str(lake / layer / name)).timeline.last_completed_write().timestamp
+                for suffix in ("_ro", "_rt") if mor else ("",):
+                    table = hms.get_table(database, name + suffix)
+                    assert Path(table.sd.location.removeprefix("file:")) == lake / layer / name
+                    assert table.parameters["last_commit_time_sync"] == last, f"{database}.{name}{suffix}"

@@ -1,28 +1,25 @@
 """A real Hive Metastore (thrift, Hive 2.3 from pyspark's jars) on a free local port, with its
 Derby database in a temp folder: started once per test session, stopped at the end.
 
-Its lock manager is on (transaction tables, DbTxnManager housekeeping), for the Hive Metastore lock
-provider. Starting returns soon and the first use of :attr:`Metastore.uri` waits until it listens
-(~15 s), so the JVM boots while the tests write their tables."""
+Started by hudictl's local_metastore, with its lock manager on (transaction tables, DbTxnManager
+housekeeping) for the Hive Metastore lock provider. Starting returns soon and the first use of
+``uri`` waits until it listens (~15 s), so the JVM boots while the tests write their tables."""
 from __future__ import annotations
 
-import socket
 import subprocess
-import time
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlparse
 
-import pyspark
 from pymetastore.hive_metastore import ThriftHiveMetastore
 from thrift.protocol.TBinaryProtocol import TBinaryProtocol
 from thrift.transport.TSocket import TSocket
 from thrift.transport.TTransport import TBufferedTransport
 
-from tests.support.services import free_port, stop_group
+from hudictl import local_metastore
+from hudictl.local_metastore import LocalMetastore
+from tests.support.services import free_port
 
-JARS = Path(pyspark.__file__).parent / "jars"
-START_TIMEOUT_S = 120
 # The metastore's lock manager as the chart configures it: its transaction tables (which
 # DataNucleus' autoCreateAll does not make) and its settings.
 CHART_FILES = Path(__file__).resolve().parents[2] / "charts" / "hive-metastore" / "files"
@@ -52,39 +49,6 @@ _CORE_SITE = """<?xml version="1.0"?>
 """
 
 
-class Metastore:
-    def __init__(self, process: subprocess.Popen, port: int, log: Path):
-        self.process, self.port, self.log = process, port, log
-        self._ready = False
-
-    @property
-    def address(self) -> str:
-        """The URI without waiting (for a process that connects later)."""
-        return f"thrift://127.0.0.1:{self.port}"
-
-    @property
-    def uri(self) -> str:
-        if not self._ready:
-            self._wait_until_listening()
-        return self.address
-
-    def _wait_until_listening(self) -> None:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"the metastore exited with {self.process.returncode}; see {self.log}")
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                self._ready = True
-                return
-            except OSError:
-                time.sleep(0.25)
-        raise RuntimeError(f"the metastore did not listen on {self.port} within {START_TIMEOUT_S}s; see {self.log}")
-
-    def stop(self) -> None:
-        stop_group(self.process, timeout_s=20)
-
-
 def derby_txn_schema() -> str:
     """The chart's PostgreSQL DDL in Derby's words: only the binary column type differs (Hive's own
     Derby script uses VARCHAR FOR BIT DATA where the PostgreSQL one has BYTEA)."""
@@ -96,7 +60,7 @@ def create_txn_tables(database_url: str, workdir: Path) -> None:
     is embedded, so before the metastore opens it)."""
     script = workdir / "hive-txn-schema.derby.sql"
     script.write_text(derby_txn_schema())
-    classpath = ":".join(str(j) for j in JARS.glob("derby*.jar"))
+    classpath = ":".join(str(j) for j in local_metastore.jars().glob("derby*.jar"))
     done = subprocess.run(["java", f"-Dij.database={database_url}", "-cp", classpath, "org.apache.derby.tools.ij",
                            str(script)], capture_output=True, text=True, timeout=120, cwd=workdir)
     errors = [line for line in done.stdout.splitlines() if line.startswith("ERROR")]
@@ -104,26 +68,11 @@ def create_txn_tables(database_url: str, workdir: Path) -> None:
         raise RuntimeError(f"creating the metastore's transaction tables failed: {errors or done.stderr}")
 
 
-def start_metastore(workdir: Path) -> Metastore:
-    port, log = free_port(), workdir / "metastore.log"
-    database_url = f"jdbc:derby:;databaseName={workdir}/metastore_db;create=true"
-    create_txn_tables(database_url, workdir)
-    conf = workdir / "conf"
-    conf.mkdir(exist_ok=True)
+def start_metastore(workdir: Path) -> LocalMetastore:
+    create_txn_tables(local_metastore.derby_url(workdir), workdir)
     (workdir / "s3a-stand-in").mkdir(exist_ok=True)
-    (conf / "core-site.xml").write_text(_CORE_SITE.format(bucket=S3A_BUCKET, folder=workdir / "s3a-stand-in"))
-    command = [
-        "java", "-Xmx512m", "-cp", f"{conf}:{JARS}/*", "-Dhive.async.log.enabled=false",
-        "-DLog4jContextSelector=org.apache.logging.log4j.core.selector.ClassLoaderContextSelector",
-        f"-Djavax.jdo.option.ConnectionURL={database_url}",
-        "-Ddatanucleus.schema.autoCreateAll=true", "-Dhive.metastore.schema.verification=false",
-        f"-Dhive.metastore.warehouse.dir={workdir}/warehouse",
-        *(f"-D{key}={value}" for key, value in lock_manager_settings().items()),
-        "org.apache.hadoop.hive.metastore.HiveMetaStore", "-p", str(port)]
-    with open(log, "wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=workdir,
-                                   start_new_session=True)
-    return Metastore(process, port, log)
+    return local_metastore.start(workdir, free_port(), lock_manager_settings(),
+                                 {"core-site.xml": _CORE_SITE.format(bucket=S3A_BUCKET, folder=workdir / "s3a-stand-in")})
 
 
 @contextmanager

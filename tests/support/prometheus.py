@@ -4,86 +4,33 @@
 Without the binaries a test is skipped, except under CI (``CI=true``), where they must exist."""
 from __future__ import annotations
 
-import json
 import re
-import shutil
-import subprocess
-import time
-import urllib.error
-import urllib.parse
 import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.support.services import free_port, not_installed, stop_group
+from hudictl import local_prometheus
+from hudictl.local_prometheus import LocalService
+from hudictl.local_prometheus import api as api, query as query      # re-exported for the tests
+from tests.support.services import free_port, not_installed
 
 PUSHGATEWAY_NAMES = ("prometheus-pushgateway", "pushgateway")    # Debian's name, upstream's name
-PROMETHEUS_NAMES = ("prometheus",)
-START_TIMEOUT_S = 30
+Service = LocalService
 
 
 def binary(names: tuple[str, ...]) -> str:
     """The first of ``names`` on PATH; skips the test when none is (fails under CI)."""
-    for name in names:
-        found = shutil.which(name)
-        if found:
-            return found
-    not_installed(f"{names[0]} is not installed; run .ci/install-services")
-
-
-@dataclass
-class Service:
-    name: str
-    process: subprocess.Popen
-    port: int
-    log: Path
-
-    @property
-    def address(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.address}"
-
-    def wait_until_ready(self) -> None:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"{self.name} exited with {self.process.returncode}: {self.log.read_text()}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/-/ready", timeout=1) as response:
-                    if response.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError(f"{self.name} was not ready on {self.port} within {START_TIMEOUT_S}s; see {self.log}")
-
-    def stop(self) -> None:
-        stop_group(self.process, timeout_s=10)
-
-
-def _start(name: str, command: list[str], port: int, workdir: Path) -> Service:
-    workdir.mkdir(parents=True, exist_ok=True)
-    log = workdir / f"{name}.log"
-    with open(log, "wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=workdir,
-                                   start_new_session=True)
-    service = Service(name, process, port, log)
-    try:
-        service.wait_until_ready()
-    except Exception:
-        service.stop()
-        raise
-    return service
+    found = local_prometheus.find(names)
+    if found is None:
+        not_installed(f"{names[0]} is not installed; run .ci/install-services")
+    return found
 
 
 def start_pushgateway(workdir: Path) -> Service:
     port = free_port()
-    return _start("pushgateway", [binary(PUSHGATEWAY_NAMES), f"--web.listen-address=127.0.0.1:{port}"],
-                  port, workdir)
+    return local_prometheus.start_service("pushgateway", [binary(PUSHGATEWAY_NAMES),
+                                                          f"--web.listen-address=127.0.0.1:{port}"], port, workdir)
 
 
 def start_prometheus(workdir: Path, scrape: dict[str, str], honor_labels: tuple[str, ...] = (),
@@ -93,20 +40,13 @@ def start_prometheus(workdir: Path, scrape: dict[str, str], honor_labels: tuple[
     ``honor_labels`` (a Pushgateway's) keep the pushed ``job`` labels. ``scrape_configs`` are
     further jobs as written (e.g. from ``monitor_scrape_config``); ``rule_groups`` are recording and
     alerting rule groups it evaluates (a PrometheusRule's ``spec.groups``)."""
-    exe, port = binary(PROMETHEUS_NAMES), free_port()
-    workdir.mkdir(parents=True, exist_ok=True)
+    binary(local_prometheus.PROMETHEUS_NAMES)
     config = {"global": {"scrape_interval": f"{int(interval_s * 1000)}ms",
                          "evaluation_interval": f"{int(interval_s * 1000)}ms"},
               "scrape_configs": [{"job_name": job, "honor_labels": job in honor_labels,
                                   "static_configs": [{"targets": [target]}]}
                                  for job, target in scrape.items()] + list(scrape_configs)}
-    if rule_groups:
-        (workdir / "rules.yml").write_text(json.dumps({"groups": list(rule_groups)}))
-        config["rule_files"] = [str(workdir / "rules.yml")]
-    (workdir / "prometheus.yml").write_text(json.dumps(config))       # JSON is YAML
-    return _start("prometheus", [exe, f"--config.file={workdir / 'prometheus.yml'}",
-                                 f"--storage.tsdb.path={workdir / 'data'}",
-                                 f"--web.listen-address=127.0.0.1:{port}"], port, workdir)
+    return local_prometheus.start(workdir, free_port(), config, rule_groups)
 
 
 def samples(url: str) -> dict[tuple[str, frozenset], float]:
@@ -115,24 +55,6 @@ def samples(url: str) -> dict[tuple[str, frozenset], float]:
         text = response.read().decode()
     return {(s.name, frozenset(s.labels.items())): s.value
             for family in text_string_to_metric_families(text) for s in family.samples}
-
-
-def api(prometheus: Service, path: str, **params: str) -> dict:
-    """Prometheus' JSON answer to ``/api/v1/<path>``, an error's too (``status``, ``error``)."""
-    url = f"{prometheus.url}/api/v1/{path}?" + urllib.parse.urlencode(params)
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return json.load(response)
-    except urllib.error.HTTPError as error:       # a bad query: 400 or 422 with the reason as JSON
-        with error:
-            return json.load(error)
-
-
-def query(prometheus: Service, promql: str) -> list[dict]:
-    """The instant vector Prometheus answers for ``promql`` (``/api/v1/query``)."""
-    answer = api(prometheus, "query", query=promql)
-    assert answer["status"] == "success", answer
-    return answer["data"]["result"]
 
 
 # --- the Prometheus operator's monitors, without Kubernetes -------------------------------------------

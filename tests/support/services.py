@@ -3,31 +3,11 @@ metastore). Free of PySpark, which ``metastore`` loads, so ``prometheus`` can us
 from __future__ import annotations
 
 import os
-import signal
-import socket
-import subprocess
 from typing import NoReturn
 
 import pytest
 
-
-def free_port() -> int:
-    """A loopback port nothing listens on now, for a service to bind."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def stop_group(process: subprocess.Popen, timeout_s: float) -> None:
-    """Stop a service started with ``start_new_session=True`` and every process it started:
-    SIGTERM to its process group, then SIGKILL when it has not exited within ``timeout_s``."""
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+from hudictl.local_process import free_port as free_port, stop_group as stop_group   # re-exported
 
 
 def not_installed(reason: str) -> NoReturn:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -844,7 +845,10 @@ def test_local_run_once_turns_continuous_jobs_into_one_batch_on_a_free_metrics_p
     job_config = only(planned(table(), pipeline())).job_config
     local = _local_job_config(job_config, once=True)
     assert local["continuous"] is False and "minSyncIntervalSeconds" not in local
-    assert local["hoodieConf"]["hoodie.metrics.prometheus.port"] == "0"
+    port = int(local["hoodieConf"]["hoodie.metrics.prometheus.port"])
+    assert port not in (0, 9090)                    # a port of its own, which --metrics-targets can name
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", port))                 # free
     assert job_config["continuous"] is True                                   # the plan is untouched
     assert _local_job_config(job_config, once=False)["continuous"] is True
 

@@ -1,0 +1,88 @@
+"""A Hive Metastore of one's own on this machine: Hive 2.3's thrift server from pyspark's jars, with
+an embedded Derby database in a folder, listening on 127.0.0.1. The demo lakehouse's catalog, and
+the tests' metastore (which add its lock manager's settings).
+
+Starting returns at once; :attr:`LocalMetastore.uri` waits until the server listens (the JVM
+takes 10-20 s), so callers boot it first and do other work meanwhile."""
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .local_process import stop_group
+
+START_TIMEOUT_S = 120
+
+
+def jars() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).parent / "jars"
+
+
+@dataclass
+class LocalMetastore:
+    process: subprocess.Popen
+    port: int
+    log: Path
+    _ready: bool = field(default=False, repr=False)
+
+    @property
+    def address(self) -> str:
+        """The URI without waiting (for a process that connects later)."""
+        return f"thrift://127.0.0.1:{self.port}"
+
+    @property
+    def uri(self) -> str:
+        if not self._ready:
+            self.wait_until_listening()
+        return self.address
+
+    def wait_until_listening(self, timeout_s: float = START_TIMEOUT_S) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the Hive Metastore exited with {self.process.returncode}; see {self.log}")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                self._ready = True
+                return
+            except OSError:
+                time.sleep(0.25)
+        raise RuntimeError(f"the Hive Metastore did not listen on {self.port} within {timeout_s:.0f}s; see {self.log}")
+
+    def stop(self) -> None:
+        stop_group(self.process, timeout_s=20)
+
+
+def derby_url(folder: Path) -> str:
+    return f"jdbc:derby:;databaseName={folder.resolve()}/metastore_db;create=true"
+
+
+def start(folder: Path, port: int, settings: Mapping[str, str] | None = None,
+          conf_files: Mapping[str, str] | None = None) -> LocalMetastore:
+    """The metastore of ``folder`` (its Derby database, warehouse and log there) on ``port``, with
+    further Hive ``settings`` as system properties and ``conf_files`` (name -> text, e.g.
+    ``core-site.xml``) on its classpath."""
+    folder = folder.resolve()
+    conf = folder / "conf"
+    conf.mkdir(parents=True, exist_ok=True)
+    for name, text in (conf_files or {}).items():
+        (conf / name).write_text(text)
+    log = folder / "metastore.log"
+    command = [
+        "java", "-Xmx512m", "-cp", f"{conf}:{jars()}/*", "-Dhive.async.log.enabled=false",
+        "-DLog4jContextSelector=org.apache.logging.log4j.core.selector.ClassLoaderContextSelector",
+        f"-Djavax.jdo.option.ConnectionURL={derby_url(folder)}",
+        "-Ddatanucleus.schema.autoCreateAll=true", "-Dhive.metastore.schema.verification=false",
+        f"-Dhive.metastore.warehouse.dir={folder}/warehouse",
+        *(f"-D{key}={value}" for key, value in (settings or {}).items()),
+        "org.apache.hadoop.hive.metastore.HiveMetaStore", "-p", str(port)]
+    with open(log, "wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=folder,
+                                   start_new_session=True)
+    return LocalMetastore(process, port, log)

@@ -17,6 +17,7 @@ Prometheus, scraping every pipeline's metrics.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import signal
@@ -331,7 +332,8 @@ METRICS = {"up": "up{job='hudi-pipelines'}",
            "batches": "sum by (pipeline) (hudi_streamer_batches_total)",
            "written": "sum by (pipeline) (hudi_streamer_records_written_total)",
            "errored": "sum by (pipeline) (hudi_streamer_records_errored_total)",
-           "p95 batch s": "histogram_quantile(0.95, sum by (pipeline, le) (hudi_streamer_batch_duration_seconds_bucket))"}
+           "s/batch": "sum by (pipeline) (hudi_streamer_batch_duration_seconds_sum) / "
+                      "sum by (pipeline) (hudi_streamer_batch_duration_seconds_count)"}
 
 
 def _print_metrics(found: dict[str, dict[str, float]], prometheus) -> None:
@@ -347,9 +349,11 @@ def _catalog(metastore_uri: str, root: Path) -> None:
     """The tables as the Hive Metastore holds them, and one queried by name from Spark SQL."""
     from hudi_engine.spark import local_spark
 
-    spark = local_spark("hudictl-demo-sql", cores=1, extra_conf={
-        "spark.sql.catalogImplementation": "hive", "spark.hadoop.hive.metastore.uris": metastore_uri,
-        "spark.sql.warehouse.dir": str(root / "warehouse")})
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    with _stderr_to(root / "spark-sql.log"):               # the JVM's start-up chatter
+        spark = local_spark("hudictl-demo-sql", cores=1, extra_conf={
+            "spark.sql.catalogImplementation": "hive", "spark.hadoop.hive.metastore.uris": metastore_uri,
+            "spark.sql.warehouse.dir": str(root / "warehouse")})
     try:
         print(f"\n== The Hive Metastore ({metastore_uri}): every table registered after each commit")
         for layer, _ in LAYERS:
@@ -360,6 +364,21 @@ def _catalog(metastore_uri: str, root: Path) -> None:
             print(f"     {row['category']:<12} {_money(row['revenue']):>12}")
     finally:
         spark.stop()
+
+
+@contextlib.contextmanager
+def _stderr_to(path: Path):
+    """File descriptor 2 (where a child JVM writes too) into ``path`` for the block."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(path, "ab") as target:
+        os.dup2(target.fileno(), 2)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 CATALOG_QUERY = ("SELECT category, sum(revenue) AS revenue FROM retail_gold.daily_revenue "

@@ -110,6 +110,18 @@ Statement = CreateTable | DropTable | AddColumns | Insert | Update | Delete | Me
 log = logging.getLogger(__name__)
 
 
+class _QuietCommandFallback(logging.Filter):
+    """sqlglot warns of every statement it reads only as a generic Command (SHOW TABLES, ...); such a
+    statement is not Hudi's and goes to Spark unchanged, so the warning would only be noise in the
+    user's session."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Falling back to parsing as a 'Command'" not in record.getMessage()
+
+
+logging.getLogger("sqlglot").addFilter(_QuietCommandFallback())
+
+
 def parse_tree(text: str) -> exp.Expression | None:
     """sqlglot's tree of one statement, or None when it cannot read it (Spark then gets the text)."""
     try:

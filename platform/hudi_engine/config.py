@@ -5,10 +5,14 @@ through these definitions so a default or an alias lives in exactly one place.
 """
 from __future__ import annotations
 
+import difflib
+import logging
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from .errors import HoodieConfigError
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -21,6 +25,7 @@ class ConfigProperty:
 
 
 REGISTRY: dict[str, ConfigProperty] = {}
+FAMILIES: dict[str, str] = {}        # prefix -> doc: keys that end in a name the user chooses
 
 
 def define(key: str, default: Any = None, doc: str = "", alternatives: Iterable[str] = (),
@@ -30,6 +35,41 @@ def define(key: str, default: Any = None, doc: str = "", alternatives: Iterable[
     assert key not in REGISTRY, f"{key} defined twice"
     REGISTRY[key] = prop
     return prop
+
+
+def define_family(prefix: str, doc: str) -> str:
+    """Register a family of keys ``<prefix><name>`` (a view, a quality rule, a driver option)."""
+    assert prefix.endswith(".") and prefix not in FAMILIES, f"{prefix} defined twice"
+    FAMILIES[prefix] = doc
+    return prefix
+
+
+def unknown_keys(options: Mapping[str, Any]) -> dict[str, str | None]:
+    """The ``hoodie.*`` keys of ``options`` that no definition or family covers, each with the
+    nearest defined key (or None): options Hudi may know but this engine does not act on, and typos."""
+    known = {key.lower(): key for prop in REGISTRY.values() for key in (prop.key, *prop.alternatives)}
+    families = tuple(prefix.lower() for prefix in FAMILIES)
+    found: dict[str, str | None] = {}
+    for key in options:
+        lower = key.lower()
+        if not lower.startswith("hoodie.") or lower in known or lower.startswith(families):
+            continue
+        nearest = difflib.get_close_matches(lower, list(known), n=1, cutoff=0.75)
+        found[key] = known[nearest[0]] if nearest else None
+    return found
+
+
+_REPORTED: set[str] = set()
+
+
+def report_unknown(options: Mapping[str, Any] | None) -> None:
+    """A warning, once per process and key, for each unknown ``hoodie.*`` key: it changes nothing
+    here, which a user who set it must hear rather than find out from the result."""
+    for key, nearest in unknown_keys(options or {}).items():
+        if key not in _REPORTED:
+            _REPORTED.add(key)
+            log.warning("%s is not an option this engine knows, so it has no effect%s", key,
+                        f"; did you mean {nearest}?" if nearest else "")
 
 
 # --- table identity and layout (persisted in .hoodie/hoodie.properties) ---------------------------

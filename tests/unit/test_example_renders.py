@@ -105,3 +105,29 @@ def test_the_validating_crds_are_the_pinned_spark_operator_releases() -> None:
     sparkapp = yaml.safe_load(used["sparkoperator.k8s.io_sparkapplications.yaml"])
     spec = sparkapp["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
     assert "suspend" in spec       # added in 2.4.0: what a suspended pipeline's SparkApplication sets
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLE_SETS))
+def test_every_hoodie_key_planned_for_an_example_is_one_the_engine_knows(name: str) -> None:
+    """The operator plans only options the jobs act on: none would draw the unknown-key warning."""
+    import importlib
+    import pkgutil
+
+    import hudi_jobs.keys
+    from hudi_engine.config import unknown_keys
+    from hudictl.render import read_documents
+    from hudi_operator.planner import OperatorSettings
+    from hudi_operator.planner.resource_set import ResourceSet
+
+    for module in pkgutil.iter_modules(hudi_jobs.keys.__path__):
+        importlib.import_module(f"hudi_jobs.keys.{module.name}")
+    resources = ResourceSet.from_documents(read_documents([str(p) for p in resource_files(EXAMPLE_SETS[name])]),
+                                           "lakehouse")
+    settings = OperatorSettings(namespace="lakehouse")                   # as hudictl render plans
+    jobs = [job for table in resources.tables.values() for job in resources.plan_table(table, settings).jobs]
+    jobs += [resources.plan_pipeline(p, settings).jobs[0] for p in resources.pipelines_in_order()]
+    assert len(jobs) > pipelines_in(resource_files(EXAMPLE_SETS[name]))         # table services too
+    for job in jobs:
+        conf = job.job_config.get("hoodieConf") or job.job_config.get("options") or {}
+        assert conf, f"{job.name}: no options found in {sorted(job.job_config)}"
+        assert unknown_keys(conf) == {}, job.name

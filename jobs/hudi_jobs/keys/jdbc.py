@@ -1,7 +1,7 @@
 """Hudi's JDBC source (``JdbcSource``, Hudi's JdbcSourceConfig), so a Hudi user's
 ``hoodie.streamer.jdbc.*`` options work unchanged. PostgreSQL URLs are read with psycopg (no
 driver JAR); any other database through Spark's JDBC reader and the driver class given here."""
-from hudi_engine.config import define
+from hudi_engine.config import define, define_family
 
 # Spark storage level names; the *_SER ones are what Hudi's default spells (PySpark's levels are
 # serialized already).
@@ -56,7 +56,7 @@ STORAGE_LEVEL = define(
     "written.",
     alternatives=("hoodie.deltastreamer.jdbc.storage.level",), choices=STORAGE_LEVELS)
 
-# Options under this prefix go to Spark's JDBC reader without it (e.g. ...extra.options.fetchsize).
-# Reading PostgreSQL, only fetchsize (rows per Arrow batch) applies.
-EXTRA_OPTIONS_PREFIX = "hoodie.streamer.jdbc.extra.options."
-EXTRA_OPTIONS_PREFIXES = (EXTRA_OPTIONS_PREFIX, "hoodie.deltastreamer.jdbc.extra.options.")
+_EXTRA_DOC = ("Options under this prefix go to the JDBC reader without it (e.g. ...extra.options.fetchsize); "
+              "reading PostgreSQL, only fetchsize (rows per Arrow batch) applies.")
+EXTRA_OPTIONS_PREFIX = define_family("hoodie.streamer.jdbc.extra.options.", _EXTRA_DOC)
+EXTRA_OPTIONS_PREFIXES = (EXTRA_OPTIONS_PREFIX, define_family("hoodie.deltastreamer.jdbc.extra.options.", _EXTRA_DOC))

@@ -1,7 +1,7 @@
 """Options of the streamer itself: SQL transformers, the Hudi-incremental source, the error table,
 data-quality rules and the no-new-data termination strategy. Hudi's names, defaults and older
 ``hoodie.deltastreamer.*`` spellings, except where a doc says the key is this platform's own."""
-from hudi_engine.config import define
+from hudi_engine.config import define, define_family
 
 READ_UPTO_LATEST_COMMIT = "READ_UPTO_LATEST_COMMIT"
 READ_LATEST = "READ_LATEST"
@@ -27,6 +27,9 @@ TRANSFORMER_SQL_FILE = define(
     "File of SQL statements run by SqlFileBasedTransformer (the batch is the table <SRC>); the "
     "last statement's result is written.",
     alternatives=("hoodie.deltastreamer.transformer.sql.file",))
+# <key>.<id>: the query or file of the identified transformer 'id:...' (both keys and their aliases)
+for _key in (TRANSFORMER_SQL.key, *TRANSFORMER_SQL.alternatives):
+    define_family(f"{_key}.", "The SQL (or SQL file, .file.<id>) of one identified transformer.")
 
 # --- Hudi-incremental source (Hudi's HoodieIncrSourceConfig) --------------------------------------
 HOODIEINCR_PATH = define(
@@ -73,15 +76,16 @@ ERROR_TABLE_MAX_ERROR_FRACTION = define(
     "This platform's own key: fail a batch whose error records exceed this fraction (0..1) of its "
     "records; -1 never fails.")
 
-# This platform's own: ``hoodie.streamer.quality.rule.<name>=<SQL boolean expression>``, one key
-# per rule (name: letters, digits, '_'); a record for which a rule is false or null goes to the
-# error table.
-QUALITY_RULE_PREFIX = "hoodie.streamer.quality.rule."
+QUALITY_RULE_PREFIX = define_family(
+    "hoodie.streamer.quality.rule.",
+    "This platform's own: hoodie.streamer.quality.rule.<name>=<SQL boolean expression>, one key per rule "
+    "(name: letters, digits, '_'); a record for which a rule is false or null goes to the error table.")
 
 # --- Hudi tables the pipeline's SQL reads by name (this platform's own) ---------------------------
-# hoodie.streamer.sql.view.<name>=<base path>: the table as view <name> for the transformers' SQL
-# and the SQL source's query; the SQL source also gets <name>_changes (see sources/sql.py).
-SQL_VIEW_PREFIX = "hoodie.streamer.sql.view."
+SQL_VIEW_PREFIX = define_family(
+    "hoodie.streamer.sql.view.",
+    "hoodie.streamer.sql.view.<name>=<base path>: the table as view <name> for the transformers' SQL and the "
+    "SQL source's query; the SQL source also gets <name>_changes (see sources/sql.py).")
 
 # --- the SQL source (Hudi's SqlSourceConfig) ------------------------------------------------------
 SOURCE_SQL = define(

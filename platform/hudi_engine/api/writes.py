@@ -26,6 +26,7 @@ def write(df: DataFrame | pa.Table, base_path: str, options: dict | None = None,
     committed instant time. ``df`` is a Spark DataFrame, or an Arrow table for a table that fits
     this machine: written in this process with no Spark at all (inline compaction and clustering
     then need Spark; cleaning, archival and catalog sync run as usual)."""
+    C.report_unknown(options)
     spark = None if isinstance(df, pa.Table) else df.sparkSession
     if spark is None:
         wanted = [p.key for p in _SPARK_SERVICES if HoodieConfig(options).get(p)]

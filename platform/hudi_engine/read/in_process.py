@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from ..config import report_unknown
 from ..expr.skipping import predicates, to_arrow_expression
 from ..storage.options import scoped
 from ..table.meta_client import HoodieTable
@@ -20,6 +21,7 @@ def read_arrow(base_path: str, options: dict | None = None, filters=None,
     """``read``'s query (snapshot, read-optimized, time travel, incremental or CDC, by the same
     ``hoodie.*`` options) as an Arrow table. ``filters``: ``(column, op, value)`` triples, as
     ``read`` takes them; ``columns``: the columns to return (all when None)."""
+    report_unknown(options)
     with scoped(options):
         table = HoodieTable.load(base_path)
         storage = table.storage

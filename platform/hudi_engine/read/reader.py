@@ -14,6 +14,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 
+from ..config import report_unknown
 from ..expr.skipping import predicates, to_expression
 from ..schema.meta_fields import COMMIT_TIME
 from ..spark_files import parquet_frame, received_indexes, task_indexes
@@ -30,6 +31,7 @@ def read(spark: SparkSession, base_path: str, options: dict | None = None, filte
     """A query of the table. ``filters``: ``(column, op, value)`` triples (as hudi-rs takes them),
     all of which rows must satisfy; they also prune what is read (partitions, and with the metadata
     table, file groups by record index and files by column stats)."""
+    report_unknown(options)
     with storage_scope(spark, options):
         table = HoodieTable.load(base_path)
         if is_cdc_query(options):

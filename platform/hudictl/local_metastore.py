@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .local_process import stop_group
+from .local_process import stop_group, wait_until
 
 START_TIMEOUT_S = 120
 
@@ -43,17 +42,12 @@ class LocalMetastore:
         return self.address
 
     def wait_until_listening(self, timeout_s: float = START_TIMEOUT_S) -> None:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"the Hive Metastore exited with {self.process.returncode}; see {self.log}")
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                self._ready = True
-                return
-            except OSError:
-                time.sleep(0.25)
-        raise RuntimeError(f"the Hive Metastore did not listen on {self.port} within {timeout_s:.0f}s; see {self.log}")
+        def listening() -> bool:
+            socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+            return True
+
+        wait_until(self.process, listening, f"the Hive Metastore on port {self.port}", self.log, timeout_s)
+        self._ready = True
 
     def stop(self) -> None:
         stop_group(self.process, timeout_s=20)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -14,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .local_process import stop_group
+from .local_process import stop_group, wait_until
 
 PROMETHEUS_NAMES = ("prometheus",)
 INSTALL_HINT = "Prometheus is not installed: run `make services` (Debian's prometheus package)"
@@ -43,17 +42,11 @@ class LocalService:
         return f"http://{self.address}"
 
     def wait_until_ready(self) -> None:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"{self.name} exited with {self.process.returncode}: {self.log.read_text()}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/-/ready", timeout=1) as response:
-                    if response.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError(f"{self.name} was not ready on {self.port} within {START_TIMEOUT_S}s; see {self.log}")
+        def ready() -> bool:
+            with urllib.request.urlopen(f"{self.url}/-/ready", timeout=1) as response:
+                return response.status == 200
+
+        wait_until(self.process, ready, f"{self.name} on port {self.port}", self.log, START_TIMEOUT_S, 0.1)
 
     def stop(self) -> None:
         stop_group(self.process, timeout_s=10)

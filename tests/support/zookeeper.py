@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from hudictl.local_process import wait_until
 from tests.support.services import free_port, not_installed, stop_group
 
 JAVA_DIR = Path("/usr/share/java")
@@ -42,22 +42,19 @@ class ZooKeeper:
         from kazoo.client import KazooClient
         from kazoo.handlers.threading import KazooTimeoutError
 
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"ZooKeeper exited with {self.process.returncode}: {self.log.read_text()}")
+        def answers() -> bool:
             client = KazooClient(hosts=self.url, timeout=5)
             try:
                 client.start(timeout=2)
                 client.get_children("/")
-                return
+                return True
             except KazooTimeoutError:
-                time.sleep(0.2)
+                return False
             finally:
                 client.stop()
                 client.close()
-        raise RuntimeError(f"ZooKeeper did not answer on {self.url} within {START_TIMEOUT_S} s: "
-                           f"{self.log.read_text()}")
+
+        wait_until(self.process, answers, f"ZooKeeper on {self.url}", self.log, START_TIMEOUT_S)
 
 
 def start_zookeeper(folder: Path) -> ZooKeeper:

@@ -26,6 +26,7 @@ class ConfigProperty:
 
 REGISTRY: dict[str, ConfigProperty] = {}
 FAMILIES: dict[str, str] = {}        # prefix -> doc: keys that end in a name the user chooses
+_SPELLINGS: dict[str, str] = {}      # every defined key and alternative, lower-cased -> as defined
 
 
 def define(key: str, default: Any = None, doc: str = "", alternatives: Iterable[str] = (),
@@ -34,6 +35,7 @@ def define(key: str, default: Any = None, doc: str = "", alternatives: Iterable[
     prop = ConfigProperty(key, default, doc, tuple(alternatives), tuple(choices))
     assert key not in REGISTRY, f"{key} defined twice"
     REGISTRY[key] = prop
+    _SPELLINGS.update((spelling.lower(), spelling) for spelling in (key, *prop.alternatives))
     return prop
 
 
@@ -47,15 +49,14 @@ def define_family(prefix: str, doc: str) -> str:
 def unknown_keys(options: Mapping[str, Any]) -> dict[str, str | None]:
     """The ``hoodie.*`` keys of ``options`` that no definition or family covers, each with the
     nearest defined key (or None): options Hudi may know but this engine does not act on, and typos."""
-    known = {key.lower(): key for prop in REGISTRY.values() for key in (prop.key, *prop.alternatives)}
     families = tuple(prefix.lower() for prefix in FAMILIES)
     found: dict[str, str | None] = {}
     for key in options:
         lower = key.lower()
-        if not lower.startswith("hoodie.") or lower in known or lower.startswith(families):
+        if not lower.startswith("hoodie.") or lower in _SPELLINGS or lower.startswith(families):
             continue
-        nearest = difflib.get_close_matches(lower, list(known), n=1, cutoff=0.75)
-        found[key] = known[nearest[0]] if nearest else None
+        nearest = difflib.get_close_matches(lower, list(_SPELLINGS), n=1, cutoff=0.75)
+        found[key] = _SPELLINGS[nearest[0]] if nearest else None
     return found
 
 
@@ -466,8 +467,7 @@ class HoodieConfig:
 def canonical_keys(options: Mapping[str, Any]) -> dict[str, Any]:
     """``options`` with each key defined here spelled as defined, whatever case it arrives in (Spark
     lower-cases the option keys of a data source); other keys stay as given."""
-    spelling = {key.lower(): key for prop in REGISTRY.values() for key in (prop.key, *prop.alternatives)}
-    return {spelling.get(key.lower(), key): value for key, value in options.items()}
+    return {_SPELLINGS.get(key.lower(), key): value for key, value in options.items()}
 
 
 def _to_str(value: Any) -> str:

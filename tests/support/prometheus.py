@@ -16,7 +16,6 @@ from hudictl.local_prometheus import api as api, query as query      # re-export
 from tests.support.services import free_port, not_installed
 
 PUSHGATEWAY_NAMES = ("prometheus-pushgateway", "pushgateway")    # Debian's name, upstream's name
-Service = LocalService
 
 
 def binary(names: tuple[str, ...]) -> str:
@@ -27,7 +26,7 @@ def binary(names: tuple[str, ...]) -> str:
     return found
 
 
-def start_pushgateway(workdir: Path) -> Service:
+def start_pushgateway(workdir: Path) -> LocalService:
     port = free_port()
     return local_prometheus.start_service("pushgateway", [binary(PUSHGATEWAY_NAMES),
                                                           f"--web.listen-address=127.0.0.1:{port}"], port, workdir)
@@ -35,7 +34,7 @@ def start_pushgateway(workdir: Path) -> Service:
 
 def start_prometheus(workdir: Path, scrape: dict[str, str], honor_labels: tuple[str, ...] = (),
                      interval_s: float = 0.5, scrape_configs: tuple[dict, ...] = (),
-                     rule_groups: tuple[dict, ...] = ()) -> Service:
+                     rule_groups: tuple[dict, ...] = ()) -> LocalService:
     """Prometheus scraping each ``job name -> host:port`` of ``scrape``; the jobs named in
     ``honor_labels`` (a Pushgateway's) keep the pushed ``job`` labels. ``scrape_configs`` are
     further jobs as written (e.g. from ``monitor_scrape_config``); ``rule_groups`` are recording and

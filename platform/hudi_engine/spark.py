@@ -12,10 +12,13 @@ from pyspark.sql import SparkSession
 
 from . import storage
 from .spark_files import parquet_frame, spark_opens, task_indexes
+from .sql import jvm_extension, jvm_router
 from .sql.router import install as install_sql
 from .sql.sessions import session_source
 
-__all__ = ["local_spark", "parquet_frame", "register", "spark_opens", "task_indexes"]
+__all__ = ["connect_server", "local_spark", "parquet_frame", "register", "spark_opens", "task_indexes"]
+
+CONNECT_PLUGIN = "org.apache.spark.sql.connect.SparkConnectPlugin"
 
 
 def local_spark(app_name: str = "hudi-engine", cores: int | None = None, memory: str = "2g",
@@ -30,12 +33,24 @@ def local_spark(app_name: str = "hudi-engine", cores: int | None = None, memory:
                .config("spark.sql.shuffle.partitions", str(max(4, 2 * (cores or os.cpu_count() or 2))))
                .config("spark.sql.execution.arrow.maxRecordsPerBatch", "50000")
                .config("spark.python.worker.reuse", "true"))
-    for key, value in (extra_conf or {}).items():
+    for key, value in jvm_extension.session_conf(extra_conf).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     register(spark)
     return spark
+
+
+def connect_server(port: int = 15002, host: str = "127.0.0.1", cores: int | None = None, memory: str = "2g",
+                   extra_conf: dict[str, str] | None = None) -> SparkSession:
+    """A local Spark Connect server (Spark's own plugin, in this process's driver) whose client
+    sessions have Hudi's SQL and ``format("hudi")``: statements and writes run here, in the Python
+    process that started it. Returns the server's own session; the server stops with it."""
+    conf = dict(extra_conf or {})
+    conf["spark.plugins"] = ",".join(p for p in (conf.get("spark.plugins"), CONNECT_PLUGIN) if p)
+    conf.setdefault("spark.connect.grpc.binding.port", str(port))
+    conf.setdefault("spark.connect.grpc.binding.address", host)
+    return local_spark("hudi-spark-connect", cores, memory, conf)
 
 
 def register(spark: SparkSession) -> None:
@@ -51,6 +66,8 @@ def register(spark: SparkSession) -> None:
     storage.configure(conf)
     spark.dataSource.register(session_source(spark, storage.storage_settings(conf)))
     install_sql(spark)
+    if jvm_extension.active(spark):     # every other session of the application too
+        jvm_router.install(spark)
     # Spark 4.1's df.write looks a Python data source up in the calling thread's active session
     # only, which a Python thread other than the session's maker lacks (DATA_SOURCE_NOT_FOUND);
     # spark.read finds it either way. Spark Connect sessions have no JVM session here.

@@ -4,7 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import clean, cluster, compact, demo, hive_sync, platform_chart, quickstart, render, run, status, table
+from . import (clean, cluster, compact, demo, hive_sync, platform_chart, quickstart, render, run, spark_connect, status,
+               table)
 
 EPILOG = """examples:
   hudictl demo                         # the retail lakehouse: PostgreSQL CDC to bronze, silver, gold
@@ -19,6 +20,7 @@ EPILOG = """examples:
   hudictl run -f orders-table.yaml -f orders-pipeline.yaml --once --secrets-dir ./secrets
   hudictl status -f orders-table.yaml -f orders-pipeline.yaml
   hudictl table timeline --base-path ./lake/orders --limit 10
+  hudictl spark-connect --port 15002                    # Hudi's SQL for Spark Connect clients
   hudictl platform install --set global.storage.bucket=my-lakehouse     # the Helm chart, via pyhelm3
 """
 
@@ -36,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     quickstart.add_parser(sub)
     render.add_parser(sub)
     run.add_parser(sub)
+    spark_connect.add_parser(sub)
     status.add_parser(sub)
     table.add_parser(sub)
     return parser

@@ -35,12 +35,12 @@ def add_service_parser(sub, command: str, help: str, description: str, example: 
     p.set_defaults(run=run_fn)
 
 
-def parse_conf(pairs: list[str]) -> dict[str, str]:
+def parse_conf(pairs: list[str], flag: str = "--hoodie-conf") -> dict[str, str]:
     options = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise SystemExit(f"--hoodie-conf expects KEY=VALUE, got {pair!r}")
+            raise SystemExit(f"{flag} expects KEY=VALUE, got {pair!r}")
         options[key.strip()] = value.strip()
     return options
 

@@ -6,105 +6,21 @@ import json
 from pathlib import Path
 
 import pytest
+from py4j.protocol import Py4JJavaError
 from pyspark.errors import AnalysisException
 
-from hudi_engine import read, write
+from hudi_engine import write
 from hudi_engine.errors import HoodieConfigError, HoodieValidationError
 from hudi_engine.table.meta_client import HoodieTable
+from tests.support.book_sql import commits, walk_the_book
 from tests.support.hudi_rs import hudi_rs_read, rows
 
 pytestmark = pytest.mark.spark
-COLS = ["uuid", "rider", "fare", "city"]
-TRIPS = [
-    (1695159649087, "u1", "rider-A", "driver-K", 19.10, "san_francisco"),
-    (1695091554788, "u2", "rider-C", "driver-M", 27.70, "san_francisco"),
-    (1695046462179, "u3", "rider-D", "driver-L", 33.90, "san_francisco"),
-    (1695332066204, "u4", "rider-E", "driver-O", 93.50, "san_francisco"),
-    (1695516137016, "u5", "rider-F", "driver-P", 34.15, "sao_paulo"),
-    (1695376420876, "u6", "rider-G", "driver-Q", 43.40, "sao_paulo"),
-    (1695173887231, "u7", "rider-I", "driver-S", 41.06, "chennai"),
-    (1695115999911, "u8", "rider-J", "driver-T", 17.85, "chennai"),
-]
-
-
-def values(trips):
-    return ", ".join(f"({ts}, '{u}', '{r}', '{d}', {f}, '{c}')" for ts, u, r, d, f, c in trips)
-
-
-def by_name(spark, name, where=""):
-    return sorted(tuple(r) for r in spark.sql(f"SELECT {', '.join(COLS)} FROM {name} {where}").collect())
-
-
-def checked(spark, name, path):
-    """The table's rows by name, the same from read() and from hudi-rs."""
-    got = by_name(spark, name)
-    assert got == sorted(tuple(r) for r in read(spark, str(path)).select(*COLS).collect())
-    assert rows(hudi_rs_read(path), COLS) == got, "hudi-rs disagrees"
-    return got
-
-
-def commits(path):
-    return [i.timestamp for i in HoodieTable.load(str(path)).timeline.completed_writes()]
-
-
-def model(trips):
-    return sorted((u, r, f, c) for _, u, r, _, f, c in trips)
 
 
 @pytest.mark.parametrize("kind", ["cow", "mor"])
 def test_the_books_walkthrough_in_sql(spark, tmp_path, kind):
-    name, path = f"trips_{kind}", tmp_path / f"trips_{kind}"
-    spark.sql(f"""CREATE TABLE {name} (ts BIGINT, uuid STRING, rider STRING, driver STRING, fare DOUBLE, city STRING)
-                  USING hudi PARTITIONED BY (city)
-                  TBLPROPERTIES (primaryKey = 'uuid', preCombineField = 'ts', type = '{kind}',
-                                 'hoodie.table.cdc.enabled' = 'true')
-                  LOCATION '{path}'""")
-    table = HoodieTable.load(str(path))
-    assert table.table_type == ("MERGE_ON_READ" if kind == "mor" else "COPY_ON_WRITE")
-    assert by_name(spark, name) == [] and commits(path) == []
-
-    spark.sql(f"INSERT INTO {name} VALUES {values(TRIPS)}")
-    first = commits(path)
-    assert len(first) == 1
-    assert checked(spark, name, path) == model(TRIPS)
-    assert sorted(p.name for p in path.iterdir() if not p.name.startswith(".")) == [
-        "city=chennai", "city=san_francisco", "city=sao_paulo"]
-
-    spark.sql(f"UPDATE {name} SET fare = 25.0 WHERE rider = 'rider-D'")
-    trips = [(ts, u, r, d, 25.0 if r == "rider-D" else f, c) for ts, u, r, d, f, c in TRIPS]
-    assert checked(spark, name, path) == model(trips) and len(commits(path)) == 2
-
-    spark.sql(f"DELETE FROM {name} WHERE rider = 'rider-F'")
-    trips = [t for t in trips if t[2] != "rider-F"]
-    assert checked(spark, name, path) == model(trips) and len(commits(path)) == 3
-
-    source = [(1695200000000, "u1", "rider-A", "driver-K", 99.0, "san_francisco"),       # update
-              (1695200000000, "u7", "rider-I", "driver-S", -1.0, "chennai"),             # delete
-              (1695200000000, "u9", "rider-Z", "driver-Z", 12.5, "sao_paulo"),           # insert
-              (1695200000000, "u10", "rider-Y", "driver-Y", -3.0, "chennai")]            # not inserted
-    spark.createDataFrame(source, "ts BIGINT, uuid STRING, rider STRING, driver STRING, fare DOUBLE, city STRING"
-                          ).createOrReplaceTempView("changes")
-    spark.sql(f"""MERGE INTO {name} AS t USING (SELECT * FROM changes) s ON t.uuid = s.uuid
-                  WHEN MATCHED AND s.fare < 0 THEN DELETE
-                  WHEN MATCHED THEN UPDATE SET *
-                  WHEN NOT MATCHED AND s.fare > 0 THEN INSERT *""")
-    trips = [t for t in trips if t[1] not in ("u1", "u7")] + [source[0], source[2]]
-    assert checked(spark, name, path) == model(trips) and len(commits(path)) == 4
-
-    # time travel to the first commit, by instant and by its time
-    instant = first[0]
-    at = f"{instant[:4]}-{instant[4:6]}-{instant[6:8]} {instant[8:10]}:{instant[10:12]}:{instant[12:14]}.{instant[14:]}"
-    assert by_name(spark, f"{name} VERSION AS OF '{instant}'") == model(TRIPS)
-    assert by_name(spark, f"{name} TIMESTAMP AS OF '{at}'") == model(TRIPS)
-
-    latest = spark.sql(f"SELECT uuid, fare FROM hudi_table_changes('{name}', 'latest_state', '{instant}')").collect()
-    assert sorted(r.uuid for r in latest) == ["u1", "u3", "u9"]
-    cdc = spark.sql(f"SELECT op, count(*) AS n FROM hudi_table_changes('{name}', 'cdc', 'earliest') GROUP BY op")
-    assert {r.op: r.n for r in cdc.collect()} == {"i": 9, "u": 2, "d": 2}
-
-    spark.sql(f"DROP TABLE {name}")
-    assert not spark.catalog.tableExists(name)
-    assert HoodieTable.exists(str(path)), "an external table's files stay after DROP TABLE"
+    walk_the_book(spark, spark, tmp_path, kind)
 
 
 def test_ctas_managed_table_and_drop(spark):
@@ -219,3 +135,22 @@ def test_other_statements_reach_spark_unchanged(spark):
     assert spark.sql("SELECT :x + 1 AS y", args={"x": 1}).first().y == 2
     with pytest.raises(AnalysisException):
         spark.sql("SELECT * FROM no_such_table")
+
+
+def test_sessions_register_never_saw_are_routed_too(spark, tmp_path):
+    """``spark.newSession()`` (as Spark Connect makes one per client): Hudi's SQL reaches the engine
+    through the session extension, with the engine's message when it refuses a statement."""
+    other = spark.newSession()
+    path = tmp_path / "other"
+    other.sql(f"""CREATE TABLE other (id INT, v STRING, ts BIGINT) USING hudi
+                  TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts') LOCATION '{path}'""")
+    try:
+        other.sql("INSERT INTO other VALUES (1, 'a', 1), (2, 'b', 1)")
+        other.sql("UPDATE other SET v = 'z' WHERE id = 1")
+        assert sorted(tuple(r) for r in other.sql("SELECT id, v FROM other").collect()) == [(1, "z"), (2, "b")]
+        assert rows(hudi_rs_read(path), ["id", "v"]) == [(1, "z"), (2, "b")]
+        with pytest.raises(Py4JJavaError, match="HoodieConfigError: UPDATE cannot change 'id', the record key"):
+            other.sql("UPDATE other SET id = 3 WHERE id = 1")
+        assert len(commits(path)) == 2
+    finally:
+        other.sql("DROP TABLE IF EXISTS other")

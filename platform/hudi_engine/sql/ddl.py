@@ -9,7 +9,7 @@ from typing import Callable
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
-from pyspark.sql.types import StructType
+from pyspark.sql.types import StringType, StructField, StructType
 
 from .. import config as C
 from ..api.writes import write
@@ -146,7 +146,10 @@ def show_create(spark: SparkSession, entry: catalog.CatalogTable) -> DataFrame:
     properties = {k: v for k, v in entry.properties.items() if not k.lower().startswith(_SPARK_INTERNAL)}
     text = _table_ddl(_quoted(entry.database, entry.table), columns, entry.partition_columns, entry.comment,
                       None if entry.managed else entry.path, properties)
-    return spark.createDataFrame([(text,)], "createtab_stmt string")
+    return spark.createDataFrame([(text,)], SHOW_CREATE_SCHEMA)
+
+
+SHOW_CREATE_SCHEMA = StructType([StructField("createtab_stmt", StringType())])
 
 
 _SPARK_INTERNAL = ("transient_lastddltime", "spark.sql.")

@@ -1,12 +1,19 @@
 """Hudi's Spark SQL through plain ``spark.sql(...)``: ``register`` (``hudi_engine.spark``) installs
 this router on a classic session. A statement about a Hudi table (DDL, DML, CALL, time travel,
 ``hudi_table_changes``, a read by name) runs here, over the engine; any other statement goes to
-Spark unchanged, and so does one Spark must parse itself (parameterized queries)."""
+Spark unchanged, and so does one Spark must parse itself (parameterized queries).
+
+Sessions this process never saw (``spark.newSession()``, Spark Connect's) reach the same router
+through the session extension (``jvm_router``): Spark's parser asks :meth:`Router.route` and runs a
+Hudi statement with :meth:`Router.run`. While the router works on a statement, the statements it
+hands Spark itself are not routed again (``routing``: py4j gives each Python thread a JVM thread of
+its own, where the extension keeps count)."""
 from __future__ import annotations
 
 import logging
 import uuid
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
@@ -21,6 +28,30 @@ from .table_options import catalog_options
 
 log = logging.getLogger(__name__)
 ROUTED = "_hudi_sql_router"
+QUERY = "query"
+
+
+@contextmanager
+def routing(spark: SparkSession) -> Iterator[None]:
+    """This thread works on a statement for the router: what it hands Spark meanwhile is Spark's."""
+    bridge = _bridge(spark)
+    if bridge is None:
+        yield
+        return
+    bridge.enter()
+    try:
+        yield
+    finally:
+        bridge.exit()
+
+
+def _bridge(spark: SparkSession):
+    """The extension's ``lakehouse.hudi.HudiSql`` when ``jvm_router`` installed a handler in this JVM."""
+    jvm = spark.sparkContext._jvm
+    return jvm.lakehouse.hudi.HudiSql if id(jvm) in BRIDGED else None
+
+
+BRIDGED: set[int] = set()       # the py4j JVM views jvm_router installed a handler in
 
 
 def install(spark: SparkSession) -> None:
@@ -43,7 +74,33 @@ class Router:
     def __init__(self, spark: SparkSession, spark_sql):
         self.spark, self.spark_sql = spark, spark_sql
 
+    def route(self, text: str) -> str | None:
+        """What :meth:`run` would do with ``text``, without doing it: None when Spark runs it as it
+        is, ``QUERY`` for a read of Hudi tables, else the JSON schema of the rows it returns."""
+        with routing(self.spark):
+            return self._route(text)
+
+    def _route(self, text: str) -> str | None:
+        if is_call(text):
+            from .procedures import procedure
+            call = parse(text)
+            assert isinstance(call, Call)
+            return procedure(call.procedure).output.json()
+        tree = parse_tree(text)
+        stmt = statement(tree) if tree is not None else None
+        if isinstance(stmt, ShowCreateTable):
+            return ddl.SHOW_CREATE_SCHEMA.json() if self._lookup(stmt.name) is not None else None
+        if isinstance(stmt, CreateTable) or (stmt is not None and self._lookup(stmt.name) is not None):
+            return StructType([]).json()
+        if tree is not None and plan_reads(tree, self.locate, "__hudi_route_") is not None:
+            return QUERY
+        return None
+
     def run(self, text: str) -> DataFrame:
+        with routing(self.spark):
+            return self._run(text)
+
+    def _run(self, text: str) -> DataFrame:
         if is_call(text):
             from .procedures import call_procedure     # only a CALL needs the procedures
             call = parse(text)
@@ -61,6 +118,10 @@ class Router:
 
     def query(self, text: str, tree=None) -> DataFrame:
         """``text`` run by Spark, with reads of Hudi tables turned into views over ``read()``."""
+        with routing(self.spark):
+            return self._query(text, tree)
+
+    def _query(self, text: str, tree=None) -> DataFrame:
         tree = tree if tree is not None else parse_tree(text)
         planned = plan_reads(tree, self.locate, f"__hudi_{uuid.uuid4().hex[:12]}_") if tree is not None else None
         if planned is None:

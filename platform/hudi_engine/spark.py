@@ -13,10 +13,12 @@ from pyspark.sql import SparkSession
 from . import storage
 from .spark_files import parquet_frame, spark_opens, task_indexes
 from .sql import jvm_extension, jvm_router
+from .sql.jvm_extension import session_conf as sql_extension_conf
 from .sql.router import install as install_sql
 from .sql.sessions import session_source
 
-__all__ = ["connect_server", "local_spark", "parquet_frame", "register", "spark_opens", "task_indexes"]
+__all__ = ["connect_server", "local_spark", "parquet_frame", "register", "spark_opens", "sql_extension_conf",
+           "task_indexes"]
 
 CONNECT_PLUGIN = "org.apache.spark.sql.connect.SparkConnectPlugin"
 
@@ -33,7 +35,7 @@ def local_spark(app_name: str = "hudi-engine", cores: int | None = None, memory:
                .config("spark.sql.shuffle.partitions", str(max(4, 2 * (cores or os.cpu_count() or 2))))
                .config("spark.sql.execution.arrow.maxRecordsPerBatch", "50000")
                .config("spark.python.worker.reuse", "true"))
-    for key, value in jvm_extension.session_conf(extra_conf).items():
+    for key, value in sql_extension_conf(extra_conf).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")

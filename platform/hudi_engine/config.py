@@ -181,7 +181,9 @@ COMBINE_BEFORE_DELETE = define("hoodie.combine.before.delete", True,
 INSERT_DROP_DUPS = define("hoodie.datasource.write.insert.drop.duplicates", False,
                           "Drop incoming inserts whose key already exists.")
 SCHEMA_RECONCILE = define("hoodie.datasource.write.reconcile.schema", False,
-                          "Keep the table schema when the batch lacks columns.")
+                          "Keep the table schema when the batch lacks columns: they are written as nulls.")
+SET_NULL_FOR_MISSING_COLUMNS = define("hoodie.write.set.null.for.missing.columns", False,
+                                      "Write the table's columns a batch lacks as nulls; otherwise the write fails.")
 STREAMING_CHECKPOINT_IDENTIFIER = define(
     "hoodie.datasource.write.streaming.checkpoint.identifier", "default_single_writer",
     "Names a writeStream's batch ids in the commits it makes; each streaming query writing a table needs its own.")

@@ -183,6 +183,21 @@ def test_schema_evolution_adds_a_column(spark, table_path):
     assert rows(hudi_rs_read(table_path), ["name", "weight"]) == [("a", None), ("b", 3.5)]
 
 
+def test_a_batch_lacking_a_table_column_fails_unless_nulls_are_asked_for(spark, table_path):
+    """Hudi 1.x's writer refuses a batch that lacks a table column (the table would lose it), unless
+    hoodie.write.set.null.for.missing.columns or hoodie.datasource.write.reconcile.schema asks for
+    nulls."""
+    write(spark.createDataFrame([("a", "x", "eu", 1, 1.5)], FRUIT_SCHEMA + ", weight double"), table_path, op("insert"))
+    lacking = df(spark, [("a", "y", "eu", 2), ("b", "z", "eu", 2)])
+    with pytest.raises(HoodieValidationError, match=r"lacks column\(s\) weight .*set.null.for.missing.columns=true"):
+        write(lacking, table_path, op("upsert"))
+    assert len(HoodieTable.load(table_path).timeline.completed_writes()) == 1, "the refused write committed nothing"
+    write(lacking, table_path, op("upsert", **{"hoodie.write.set.null.for.missing.columns": "true"}))
+    got = sorted((r["name"], r["fruit"], r["weight"]) for r in read(spark, table_path).collect())
+    assert got == [("a", "y", None), ("b", "z", None)]
+    assert rows(hudi_rs_read(table_path), ["name", "fruit", "weight"]) == got
+
+
 def test_extra_metadata_is_kept_for_checkpoints(spark, table_path):
     instant = write(df(spark, [("a", "x", "eu", 1)]), table_path, op("insert"),
                     extra_metadata={"deltastreamer.checkpoint.key": "offsets:42"})

@@ -279,7 +279,9 @@ class WriteJob:
                 f"in the input; its columns are {sorted(columns)}. Add the column or unset the option")
 
     def _write_schema(self) -> pa.Schema:
-        """The table's schema evolved by this batch: new columns are added, types may widen."""
+        """The table's schema evolved by this batch: new columns are added, types may widen; columns
+        the batch lacks are refused unless the options ask for nulls (Hudi 1.x's
+        ``deduceWriterSchema``)."""
         incoming = self.data_schema
         latest = self.table.timeline.latest_schema()
         if latest is None or self.operation in ("delete", "delete_partition"):
@@ -290,6 +292,12 @@ class WriteJob:
         if problem:
             raise HoodieValidationError(
                 f"the input's schema cannot be merged into table {self.table.name}: {problem}")
+        missing = [f.name for f in current if f.name not in incoming.names]
+        if missing and not (self.cfg.get(C.SCHEMA_RECONCILE) or self.cfg.get(C.SET_NULL_FOR_MISSING_COLUMNS)):
+            raise HoodieValidationError(
+                f"the input lacks column(s) {', '.join(missing)} of table {self.table.name}, and Hudi does not "
+                f"drop columns from a table: add them to the input, or set {C.SET_NULL_FOR_MISSING_COLUMNS.key}=true "
+                f"(or {C.SCHEMA_RECONCILE.key}=true) to write them as null")
         fields = {f.name: f for f in current}
         for f in incoming:
             fields[f.name] = f if f.name not in fields or f.type != fields[f.name].type else fields[f.name]

@@ -9,7 +9,7 @@ export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 .PHONY: env java services demo lint test test-slow bench bench-mor bench-cdc bench-streamer bench-clean bench-cluster bench-index bench-lookup bench-s3 bench-shapes bench-small bench-profile clean
 
 env: java $(VENV)/.installed
-	@$(BIN)/python -m hudi_engine.sql.jvm_extension  # Hudi's Spark SQL extension, built once per source and pyspark
+	@$(BIN)/python -m hudi_engine.class_archive  # the SQL extension's jar and the Spark driver's class-data archive, once
 
 # PySpark 4 needs Java 17 or newer; install it from Debian's packages if it is missing.
 java:

@@ -10,7 +10,7 @@ import sys
 
 from pyspark.sql import SparkSession
 
-from . import storage
+from . import local_jvm, storage
 from .spark_files import parquet_frame, spark_opens, task_indexes
 from .sql import jvm_extension, jvm_router
 from .sql.jvm_extension import session_conf as sql_extension_conf
@@ -23,19 +23,27 @@ __all__ = ["connect_server", "local_spark", "parquet_frame", "register", "spark_
 CONNECT_PLUGIN = "org.apache.spark.sql.connect.SparkConnectPlugin"
 
 
+def local_spark_conf(extra_conf: dict[str, str] | None = None, cores: int | None = None,
+                     memory: str = "2g") -> dict[str, str]:
+    """The settings ``local_spark`` starts a session with: the engine's, then ``extra_conf``, the SQL
+    extension and the driver's class-data archive (``local_jvm``) when it was made."""
+    conf = {"spark.master": f"local[{cores or '*'}]",
+            "spark.driver.memory": memory,
+            "spark.ui.enabled": "false",
+            "spark.ui.showConsoleProgress": "false",
+            "spark.sql.shuffle.partitions": str(max(4, 2 * (cores or os.cpu_count() or 2))),
+            "spark.sql.execution.arrow.maxRecordsPerBatch": "50000",
+            "spark.python.worker.reuse": "true",
+            **(extra_conf or {})}
+    return local_jvm.with_archive(local_jvm.dump_option(sql_extension_conf(conf)))
+
+
 def local_spark(app_name: str = "hudi-engine", cores: int | None = None, memory: str = "2g",
                 extra_conf: dict[str, str] | None = None) -> SparkSession:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    builder = (SparkSession.builder.appName(app_name)
-               .master(f"local[{cores or '*'}]")
-               .config("spark.driver.memory", memory)
-               .config("spark.ui.enabled", "false")
-               .config("spark.ui.showConsoleProgress", "false")
-               .config("spark.sql.shuffle.partitions", str(max(4, 2 * (cores or os.cpu_count() or 2))))
-               .config("spark.sql.execution.arrow.maxRecordsPerBatch", "50000")
-               .config("spark.python.worker.reuse", "true"))
-    for key, value in sql_extension_conf(extra_conf).items():
+    builder = SparkSession.builder.appName(app_name)
+    for key, value in local_spark_conf(extra_conf, cores, memory).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")

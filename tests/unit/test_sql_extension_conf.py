@@ -1,5 +1,6 @@
 """The settings that load Hudi's Spark SQL extension, and where its jar is kept (the build itself
 runs in every Spark test: local_spark() loads the extension)."""
+from hudi_engine import local_jvm
 from hudi_engine.sql import jvm_extension
 
 
@@ -15,7 +16,7 @@ def test_session_conf_adds_the_extension_once_beside_the_users_own(monkeypatch, 
 
 
 def test_the_jar_is_named_by_its_sources_and_pyspark_and_kept_in_the_cache(monkeypatch, tmp_path):
-    monkeypatch.setenv(jvm_extension.CACHE_ENV, str(tmp_path))
+    monkeypatch.setenv(local_jvm.CACHE_ENV, str(tmp_path))
     jar = jvm_extension.jar_path()
     assert jar.parent == tmp_path / "jars" and jar.name.startswith("hudi-sql-extension-")
     monkeypatch.setattr(jvm_extension.pyspark, "__version__", "0.0.0")

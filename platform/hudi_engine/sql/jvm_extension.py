@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -20,13 +19,12 @@ from pathlib import Path
 import pyspark
 
 from ..errors import HoodieError
+from ..local_jvm import cache_dir, java
 
 log = logging.getLogger(__name__)
 
 EXTENSION_CLASS = "lakehouse.hudi.HudiSqlExtensions"
 SOURCES = Path(__file__).with_name("extension")
-# Where built jars are kept: $HUDI_LAKEHOUSE_CACHE, else the user's cache folder.
-CACHE_ENV = "HUDI_LAKEHOUSE_CACHE"
 
 
 def spark_jars() -> Path:
@@ -38,9 +36,7 @@ def jar_path() -> Path:
     digest = hashlib.sha256(pyspark.__version__.encode())
     for source in sorted(SOURCES.glob("*.scala")):
         digest.update(source.name.encode() + b"\0" + source.read_bytes())
-    cache = Path(os.environ.get(CACHE_ENV) or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-                 / "hudi-lakehouse")
-    return cache / "jars" / f"hudi-sql-extension-{digest.hexdigest()[:16]}.jar"
+    return cache_dir() / "jars" / f"hudi-sql-extension-{digest.hexdigest()[:16]}.jar"
 
 
 def ensure_built() -> Path:
@@ -49,9 +45,8 @@ def ensure_built() -> Path:
     jar = jar_path()
     if jar.exists():
         return jar
-    java = shutil.which("java", path=os.path.join(os.environ["JAVA_HOME"], "bin")) if os.environ.get("JAVA_HOME") \
-        else shutil.which("java")
-    if java is None:
+    java_path = java()
+    if java_path is None:
         raise HoodieError("building Hudi's Spark SQL extension needs `java` (Java 17, as Spark does): run `make java`")
     jar.parent.mkdir(parents=True, exist_ok=True)
     classpath = str(spark_jars() / "*")
@@ -59,7 +54,7 @@ def ensure_built() -> Path:
     with tempfile.TemporaryDirectory(dir=jar.parent, prefix=".build-") as work:
         classes = Path(work) / "classes"
         classes.mkdir()
-        command = [java, "-cp", classpath, "scala.tools.nsc.Main", "-classpath", classpath, "-nowarn",
+        command = [java_path, "-cp", classpath, "scala.tools.nsc.Main", "-classpath", classpath, "-nowarn",
                    "-d", str(classes), *map(str, sorted(SOURCES.glob("*.scala")))]
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode != 0:

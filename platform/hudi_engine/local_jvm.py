@@ -25,6 +25,11 @@ DUMP_ENV = "HUDI_JVM_ARCHIVE_DUMP"         # set by class_archive for the sessio
 _OPTIONS = "spark.driver.extraJavaOptions"
 
 
+def spark_jars() -> Path:
+    """The jars of the pinned pyspark: Spark's class path, and the Scala compiler and Hive among them."""
+    return Path(pyspark.__file__).parent / "jars"
+
+
 def cache_dir() -> Path:
     return Path(os.environ.get(CACHE_ENV) or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
                 / "hudi-lakehouse")

@@ -12,15 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hudi_engine.local_jvm import spark_jars
+
 from .local_process import stop_group, wait_until
 
 START_TIMEOUT_S = 120
-
-
-def jars() -> Path:
-    import pyspark
-
-    return Path(pyspark.__file__).parent / "jars"
 
 
 @dataclass
@@ -69,7 +65,7 @@ def start(folder: Path, port: int, settings: Mapping[str, str] | None = None,
         (conf / name).write_text(text)
     log = folder / "metastore.log"
     command = [
-        "java", "-Xmx512m", "-cp", f"{conf}:{jars()}/*", "-Dhive.async.log.enabled=false",
+        "java", "-Xmx512m", "-cp", f"{conf}:{spark_jars()}/*", "-Dhive.async.log.enabled=false",
         "-DLog4jContextSelector=org.apache.logging.log4j.core.selector.ClassLoaderContextSelector",
         f"-Djavax.jdo.option.ConnectionURL={derby_url(folder)}",
         "-Ddatanucleus.schema.autoCreateAll=true", "-Dhive.metastore.schema.verification=false",

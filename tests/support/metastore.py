@@ -17,6 +17,7 @@ from thrift.transport.TSocket import TSocket
 from thrift.transport.TTransport import TBufferedTransport
 
 from hudictl import local_metastore
+from hudi_engine.local_jvm import spark_jars
 from hudictl.local_metastore import LocalMetastore
 from tests.support.services import free_port
 
@@ -60,7 +61,7 @@ def create_txn_tables(database_url: str, workdir: Path) -> None:
     is embedded, so before the metastore opens it)."""
     script = workdir / "hive-txn-schema.derby.sql"
     script.write_text(derby_txn_schema())
-    classpath = ":".join(str(j) for j in local_metastore.jars().glob("derby*.jar"))
+    classpath = ":".join(str(j) for j in spark_jars().glob("derby*.jar"))
     done = subprocess.run(["java", f"-Dij.database={database_url}", "-cp", classpath, "org.apache.derby.tools.ij",
                            str(script)], capture_output=True, text=True, timeout=120, cwd=workdir)
     errors = [line for line in done.stdout.splitlines() if line.startswith("ERROR")]

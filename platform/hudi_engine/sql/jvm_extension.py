@@ -19,16 +19,12 @@ from pathlib import Path
 import pyspark
 
 from ..errors import HoodieError
-from ..local_jvm import cache_dir, java
+from ..local_jvm import cache_dir, java, spark_jars
 
 log = logging.getLogger(__name__)
 
 EXTENSION_CLASS = "lakehouse.hudi.HudiSqlExtensions"
 SOURCES = Path(__file__).with_name("extension")
-
-
-def spark_jars() -> Path:
-    return Path(pyspark.__file__).parent / "jars"
 
 
 def jar_path() -> Path:

@@ -72,5 +72,6 @@ def install(spark: SparkSession) -> None:
     jvm = spark.sparkContext._jvm
     ensure_callback_server_started(spark.sparkContext._gateway)
     source = spark._jsparkSession.sessionState().dataSourceManager().lookupDataSource("hudi")
-    jvm.lakehouse.hudi.HudiSql.install(Handler(spark), source)
-    BRIDGED.add(id(jvm))
+    bridge = jvm.lakehouse.hudi.HudiSql
+    bridge.install(Handler(spark), source)
+    BRIDGED[id(jvm)] = bridge

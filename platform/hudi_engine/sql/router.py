@@ -47,11 +47,12 @@ def routing(spark: SparkSession) -> Iterator[None]:
 
 def _bridge(spark: SparkSession):
     """The extension's ``lakehouse.hudi.HudiSql`` when ``jvm_router`` installed a handler in this JVM."""
-    jvm = spark.sparkContext._jvm
-    return jvm.lakehouse.hudi.HudiSql if id(jvm) in BRIDGED else None
+    return BRIDGED.get(id(spark.sparkContext._jvm))
 
 
-BRIDGED: set[int] = set()       # the py4j JVM views jvm_router installed a handler in
+# The py4j JVM views jvm_router installed a handler in, and their ``lakehouse.hudi.HudiSql``
+# (looked up once: each py4j class lookup is a round trip to the JVM).
+BRIDGED: dict[int, Any] = {}
 
 
 def install(spark: SparkSession) -> None:

@@ -2,7 +2,8 @@
 ``hoodie.write.num.retries.on.conflict.failures``): under optimistic concurrency control the losing
 writer's instant is rolled back and nothing of it stays, so running the whole batch again, from the
 table as the winner left it, is what a user would do by hand. A short, growing, jittered pause
-between attempts keeps two writers from colliding again in lockstep."""
+between attempts keeps two writers from colliding again in lockstep. A batch whose table lock was
+lost while it committed was rolled back the same way, and is retried the same way."""
 from __future__ import annotations
 
 import logging
@@ -12,7 +13,7 @@ from typing import Callable, Mapping, TypeVar
 
 from hudi_engine import config as C
 from hudi_engine.config import HoodieConfig
-from hudi_engine.errors import HoodieClusteringUpdateError, HoodieWriteConflictError
+from hudi_engine.errors import HoodieClusteringUpdateError, HoodieLockLostError, HoodieWriteConflictError
 
 T = TypeVar("T")
 FIRST_PAUSE_SECONDS = 1.0
@@ -47,12 +48,14 @@ def retry_on_conflict(batch: Callable[[], T], retries: int, what: str,
         attempt += 1
         try:
             return batch()
-        except (HoodieWriteConflictError, HoodieClusteringUpdateError) as exc:
+        except (HoodieWriteConflictError, HoodieClusteringUpdateError, HoodieLockLostError) as exc:
+            lost = "lost its table lock while committing" if isinstance(exc, HoodieLockLostError) \
+                else "lost a write conflict"
             if attempt > retries:
                 if retries == 0:
                     raise
                 raise type(exc)(
-                    f"{what} lost a write conflict on each of {attempt} attempts "
+                    f"{what} {lost} on each of {attempt} attempts "
                     f"({C.NUM_RETRIES_ON_CONFLICT_FAILURES.key}={retries}); the last: {exc}") from exc
             if isinstance(exc, HoodieClusteringUpdateError):
                 log.warning(f"{what} updates file groups a pending clustering rewrites (attempt {attempt} of "
@@ -61,8 +64,7 @@ def retry_on_conflict(batch: Callable[[], T], retries: int, what: str,
                     raise
                 continue
             pause = pause_seconds(attempt, random.uniform(0.5, 1.0))
-            log.warning(f"{what} lost a write conflict (attempt {attempt} of {retries + 1}); retrying in "
-                        f"{pause:.1f}s: {exc}")
+            log.warning(f"{what} {lost} (attempt {attempt} of {retries + 1}); retrying in {pause:.1f}s: {exc}")
             sleep(pause)
 
 

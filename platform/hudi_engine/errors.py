@@ -29,6 +29,11 @@ class HoodieLockError(HoodieError):
     """The table's lock could not be acquired (or was lost) in time."""
 
 
+class HoodieLockLostError(HoodieLockError):
+    """The table's lock was lost while held (expired, session ended), so what was decided under it
+    was not published: the action was rolled back and can be run again."""
+
+
 class HoodieClusteringUpdateError(HoodieError):
     """A write updates file groups that a pending clustering is rewriting: ``clusterings`` are those
     instants of the table at ``base_path``; once they complete, the same write can be retried."""

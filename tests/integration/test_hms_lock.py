@@ -12,11 +12,14 @@ import uuid
 import pytest
 
 from hudi_engine import write
+from hudi_engine.api import HoodieTable
+from hudi_engine.services import compaction
+from hudi_engine.transaction.metadata.listener import MetadataSync
 from hudi_engine.concurrency.hms_lock import HiveMetastoreLockProvider
 from hudi_engine.concurrency.locks import lock_provider, table_lock
 from hudi_engine.config import HoodieConfig
 from hudi_engine.errors import HoodieLockError
-from pymetastore.hive_metastore.ttypes import LockState, ShowLocksRequest
+from pymetastore.hive_metastore.ttypes import LockState, ShowLocksRequest, UnlockRequest
 from tests.integration.test_multi_writer import CONFLICT_EXIT, assert_no_leftovers, opts, race, table_rows, wait_until
 from tests.support.data import FRUIT_SCHEMA
 from tests.support.metastore import TXN_TIMEOUT_S
@@ -105,8 +108,12 @@ def test_locks_of_different_tables_do_not_contend(metastore):
         two.close()
 
 
-def test_heartbeats_keep_a_lock_held_past_the_metastores_timeout(metastore):
-    options = hms_options(metastore.uri)
+@pytest.mark.parametrize("interval_ms", ["1000", "60000"], ids=["configured-1s", "hudi-default-60s"])
+def test_heartbeats_keep_a_lock_held_past_the_metastores_timeout(metastore, interval_ms):
+    """With Hudi's default interval (60 s, against this metastore's 4 s expiry) the holder heartbeats
+    at a third of the metastore's hive.txn.timeout instead: a lock it dropped while held would let a
+    second writer into the critical section."""
+    options = hms_options(metastore.uri, **{"hoodie.write.lock.heartbeat_interval_ms": interval_ms})
     holder, other = provider(options, "long holder"), provider(options, "other")
     try:
         assert holder.try_lock(10)
@@ -116,6 +123,7 @@ def test_heartbeats_keep_a_lock_held_past_the_metastores_timeout(metastore):
         [lock] = locks_on(holder)
         assert lock.lockid == holder.lock_id
         assert lock.lastheartbeat - lock.acquiredat > TXN_TIMEOUT_S * 1000, "no heartbeat reached the metastore"
+        assert holder._beat_every <= TXN_TIMEOUT_S / 3
         holder.unlock()
     finally:
         holder.close()
@@ -203,3 +211,65 @@ def test_occ_writers_of_one_file_group_one_conflicts(spark, metastore, table_pat
     [winner] = [name for name, (code, _) in results.items() if code == 0]
     assert table_rows(spark, table_path) == [("k1", f"from-{winner}", "eu", 2)]
     assert_no_leftovers(table_path)
+
+
+def drop_locks_of(p: HiveMetastoreLockProvider) -> None:
+    """What the metastore's housekeeping does to a holder whose heartbeats stopped: its lock goes."""
+    for lock in locks_on(p):
+        p._call("unlock", lambda c, lock_id=lock.lockid: c.unlock(UnlockRequest(lockid=lock_id)))
+
+
+@pytest.mark.spark
+def test_a_commit_whose_lock_was_lost_while_held_is_not_published(spark, metastore, table_path, monkeypatch):
+    """The metastore drops the writer's lock while the metadata table is brought in step: another
+    writer could be in the critical section now, so the commit is refused and rolled back; the table,
+    its metadata table included, reads as before, and the next write commits."""
+    lock = hms_options(metastore.uri, "lost_in_commit")
+    write(spark.createDataFrame([("a", "apple", "eu", 1)], FRUIT_SCHEMA), table_path, opts("insert", **lock))
+    housekeeping = provider(lock, "housekeeping")
+    sync = MetadataSync.before_complete
+
+    def sync_then_lose_the_lock(self, table, instant, metadata):
+        sync(self, table, instant, metadata)
+        if instant.action == "commit":
+            drop_locks_of(housekeeping)
+
+    monkeypatch.setattr(MetadataSync, "before_complete", sync_then_lose_the_lock)
+    try:
+        with pytest.raises(HoodieLockError, match="lost while held"):
+            write(spark.createDataFrame([("a", "avocado", "eu", 2)], FRUIT_SCHEMA), table_path, opts(**lock))
+    finally:
+        monkeypatch.undo()
+        housekeeping.close()
+    assert table_rows(spark, table_path) == [("a", "apple", "eu", 1)]
+    assert_no_leftovers(table_path)
+    assert len(HoodieTable.load(table_path).timeline.completed_writes()) == 1
+    write(spark.createDataFrame([("a", "avocado", "eu", 2)], FRUIT_SCHEMA), table_path, opts(**lock))
+    assert table_rows(spark, table_path) == [("a", "avocado", "eu", 2)]
+
+
+@pytest.mark.spark
+def test_a_compaction_plan_made_under_a_lost_lock_is_not_published(spark, metastore, table_path, monkeypatch):
+    """A plan decided under a lock the metastore dropped meanwhile may miss a write that committed
+    beside it: it is not written to the timeline, and planning again works."""
+    lock = hms_options(metastore.uri, "lost_in_plan", **{"hoodie.datasource.write.table.type": "MERGE_ON_READ"})
+    for ts, fruit in ((1, "apple"), (2, "avocado")):
+        write(spark.createDataFrame([("a", fruit, "eu", ts)], FRUIT_SCHEMA), table_path,
+              opts("insert" if ts == 1 else "upsert", **lock))
+    housekeeping = provider(lock, "housekeeping")
+    plan = compaction.plan_compaction
+
+    def plan_then_lose_the_lock(*args, **kwargs):
+        planned = plan(*args, **kwargs)
+        drop_locks_of(housekeeping)
+        return planned
+
+    monkeypatch.setattr(compaction, "plan_compaction", plan_then_lose_the_lock)
+    try:
+        with pytest.raises(HoodieLockError, match="lost while held"):
+            compaction.schedule_compaction(HoodieTable.load(table_path), lock, force=True)
+    finally:
+        monkeypatch.undo()
+        housekeeping.close()
+    assert HoodieTable.load(table_path).timeline.filter(["compaction"]) == []
+    assert compaction.schedule_compaction(HoodieTable.load(table_path), lock, force=True) is not None

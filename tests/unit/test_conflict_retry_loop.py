@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from hudi_engine.errors import HoodieLockError, HoodieWriteConflictError
+from hudi_engine.errors import HoodieLockError, HoodieLockLostError, HoodieWriteConflictError
 from hudi_jobs.conflict_retry import (MAX_PAUSE_SECONDS, conflict_retries, pause_seconds,
                                       retry_on_conflict)
 
@@ -58,6 +58,22 @@ def test_no_retries_by_default_and_other_errors_are_never_retried():
     with pytest.raises(HoodieLockError):
         retry_on_conflict(lock_timeout, 5, "the batch", lambda s: None)
     assert calls == [1]
+
+
+def test_a_batch_whose_lock_was_lost_while_committing_is_run_again():
+    """Its commit was refused and rolled back (nothing of it stays), as a lost conflict's is."""
+    lost = ["the Hive Metastore lock on default.orders was lost while held"]
+
+    def batch() -> str:
+        if lost:
+            raise HoodieLockLostError(lost.pop())
+        return "committed"
+    assert retry_on_conflict(batch, 1, "the batch into orders", lambda s: None) == "committed"
+
+    def always_lost() -> str:
+        raise HoodieLockLostError("the lock was lost while held")
+    with pytest.raises(HoodieLockLostError, match="^the batch lost its table lock while committing on each of 2 "):
+        retry_on_conflict(always_lost, 1, "the batch", lambda s: None)
 
 
 def test_pauses_double_up_to_a_cap():

@@ -7,8 +7,8 @@ import pytest
 from pymetastore.hive_metastore.ttypes import (DataOperationType, LockLevel, LockResponse, LockState, LockType,
                                                ShowLocksResponseElement)
 
-from hudi_engine.concurrency.hms_lock import (HiveMetastoreLockProvider, HmsLockTarget, granted, holder_of,
-                                              lock_request, resolve_target)
+from hudi_engine.concurrency.hms_lock import (HiveMetastoreLockProvider, HmsLockTarget, granted, heartbeat_cadence,
+                                              hive_seconds, holder_of, lock_request, resolve_target)
 from hudi_engine.concurrency.locks import lock_provider
 from hudi_engine.concurrency.provider import _owner_info
 from hudi_engine.config import HoodieConfig
@@ -102,3 +102,21 @@ def test_an_unreachable_metastore_is_an_error_naming_the_uris_and_what_to_check(
     assert "hoodie.write.lock.hivemetastore.uris" in message and "metastore runs" in message
     assert p.lock_id is None
     p.close()
+
+
+@pytest.mark.parametrize("text, seconds", [("300s", 300), ("300", 300), ("5m", 300), ("1500ms", 1.5),
+                                           ("2 min", 120), ("1d", 86400), ("0.5s", 0.5)])
+def test_hive_time_settings_are_read_in_seconds(text, seconds):
+    assert hive_seconds(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", None, "soon", "10x", "-5s"])
+def test_what_is_not_a_hive_time_setting_is_none(text):
+    assert hive_seconds(text) is None
+
+
+def test_the_heartbeat_beats_three_times_within_the_metastores_expiry():
+    assert heartbeat_cadence(60.0, 300.0) == 60.0             # Hudi's default against Hive's: as configured
+    assert heartbeat_cadence(60.0, 4.0) == pytest.approx(4 / 3)
+    assert heartbeat_cadence(1.0, 4.0) == 1.0
+    assert heartbeat_cadence(60.0, None) == 60.0              # a metastore that does not say

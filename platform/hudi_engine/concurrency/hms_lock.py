@@ -2,6 +2,11 @@
 Hive Metastore's own lock manager (the thrift calls ``lock``, ``check_lock``, ``heartbeat``,
 ``unlock``, ``show_locks`` of Hive 2.x/3.x, served from its transaction tables).
 
+A holder heartbeats at ``hoodie.write.lock.heartbeat_interval_ms``, or at a third of the metastore's
+own ``hive.txn.timeout`` (asked with ``get_config_value``) when that is shorter: a lock heartbeated
+less often than the metastore expires it is dropped while held, and a second writer then enters the
+critical section beside the first (a lost update).
+
 A request is queued by the metastore: ``lock`` answers ACQUIRED or WAITING, and a waiter polls
 ``check_lock`` (which also heartbeats it) until it is granted or the wait is over, when it unlocks
 its queued request so that it blocks nobody. A holder heartbeats its lock from a thread every
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import getpass
 import logging
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -34,7 +40,7 @@ from thrift.transport.TTransport import TBufferedTransport, TTransportException
 
 from .. import config as C
 from ..config import HoodieConfig
-from ..errors import HoodieConfigError, HoodieLockError
+from ..errors import HoodieConfigError, HoodieLockError, HoodieLockLostError
 from .provider import LockProvider
 
 log = logging.getLogger(__name__)
@@ -42,6 +48,13 @@ T = TypeVar("T")
 
 SOCKET_TIMEOUT_S = 30        # one call; the lock calls answer at once (waiting is polled, never blocked)
 COLUMN_WIDTH = 128           # HIVE_LOCKS.HL_USER, HL_HOST and HL_AGENT_INFO are VARCHAR(128)
+# The metastore's lock expiry: Hive 2's name, then Hive 3/4's (where the first may be unset).
+TXN_TIMEOUT_KEYS = ("hive.txn.timeout", "metastore.txn.timeout")
+BEATS_PER_TIMEOUT = 3
+_TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "": 1.0, "s": 1.0, "sec": 1.0, "secs": 1.0, "m": 60.0,
+               "min": 60.0, "mins": 60.0, "h": 3600.0, "hour": 3600.0, "hours": 3600.0, "d": 86400.0,
+               "day": 86400.0, "days": 86400.0}
+_warned_cadence: set[tuple] = set()
 _TRANSPORT_ERRORS = (TTransportException, OSError, EOFError)
 
 
@@ -99,6 +112,22 @@ def granted(response: LockResponse) -> bool:
     raise HoodieLockError(f"the metastore refused lock {response.lockid}: state {state}")
 
 
+def hive_seconds(text: str | None) -> float | None:
+    """A Hive time setting (``300s``, ``5m``, ``300``: seconds when it has no unit) in seconds; None
+    when it is not one."""
+    match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*", text or "")
+    unit = match and _TIME_UNITS.get(match.group(2).lower())
+    return float(match.group(1)) * unit if unit else None
+
+
+def heartbeat_cadence(configured_s: float, txn_timeout_s: float | None) -> float:
+    """How often a holder heartbeats: as configured, but at least ``BEATS_PER_TIMEOUT`` times within
+    the metastore's expiry, so that one late beat does not lose the lock."""
+    if txn_timeout_s is None or txn_timeout_s <= 0:
+        return configured_s
+    return min(configured_s, txn_timeout_s / BEATS_PER_TIMEOUT)
+
+
 def describe_lock(element: ShowLocksResponseElement) -> str:
     since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(element.acquiredat / 1000)) \
         if element.acquiredat else "?"
@@ -120,6 +149,7 @@ class HiveMetastoreLockProvider(LockProvider):
         super().__init__(f"{target.name} on {', '.join(target.uris)}", purpose)
         self.target = target
         self.heartbeat_s = max(0.05, heartbeat_interval_ms / 1000)
+        self._cadence_s: float | None = None     # the heartbeat's, once the metastore was asked
         self.poll_s = max(0.01, poll_ms / 1000)
         self.lock_id: int | None = None
         self._uris = list(target.uris)
@@ -129,6 +159,7 @@ class HiveMetastoreLockProvider(LockProvider):
         self._stop = threading.Event()
         self._heartbeat: threading.Thread | None = None
         self._lost: str | None = None
+        self._beat_every = self.heartbeat_s
 
     @classmethod
     def for_table(cls, cfg: HoodieConfig, table_name: str | None, purpose: str = "") -> "HiveMetastoreLockProvider":
@@ -161,13 +192,40 @@ class HiveMetastoreLockProvider(LockProvider):
             self._release_quietly()
             raise
         self._stop.clear()
+        self._beat_every = self._cadence()
         self._heartbeat = threading.Thread(target=self._keep_alive, name="hudi-hms-lock-heartbeat", daemon=True)
         self._heartbeat.start()
         return True
 
+    def _cadence(self) -> float:
+        if self._cadence_s is None:
+            timeout = self._txn_timeout()
+            self._cadence_s = heartbeat_cadence(self.heartbeat_s, timeout)
+            key = (self.target.uris, timeout, self.heartbeat_s)
+            if self._cadence_s < self.heartbeat_s and key not in _warned_cadence:
+                _warned_cadence.add(key)
+                log.warning("%s=%d is not well below the metastore's hive.txn.timeout (%gs) on %s: heartbeating "
+                            "its lock every %.1f s instead, so that the metastore does not drop it while held",
+                            C.LOCK_HEARTBEAT_INTERVAL_MS.key, int(self.heartbeat_s * 1000), timeout,
+                            ", ".join(self.target.uris), self._cadence_s)
+        return self._cadence_s
+
+    def _txn_timeout(self) -> float | None:
+        """The metastore's lock expiry in seconds, None when it does not say (a metastore may refuse
+        to show its settings)."""
+        for key in TXN_TIMEOUT_KEYS:
+            try:
+                seconds = hive_seconds(self._call("get_config_value", lambda c: c.get_config_value(key, "")))
+            except HoodieLockError as exc:
+                log.debug("the metastore does not show %s: %s", key, exc)
+                continue
+            if seconds is not None:
+                return seconds
+        return None
+
     def _keep_alive(self) -> None:
         lock_id = self.lock_id
-        while not self._stop.wait(self.heartbeat_s):
+        while not self._stop.wait(self._beat_every):
             try:
                 self._call("heartbeat", lambda c: c.heartbeat(HeartbeatRequest(lockid=lock_id)))
             except (NoSuchLockException, TxnAbortedException) as exc:
@@ -186,10 +244,10 @@ class HiveMetastoreLockProvider(LockProvider):
             except NoSuchLockException as exc:
                 lost = f"the metastore dropped it ({exc.message})"
         if lost is not None:
-            raise HoodieLockError(
+            raise HoodieLockLostError(
                 f"the Hive Metastore lock on {self.name} was lost while held: {lost}. Its heartbeats "
-                f"({C.LOCK_HEARTBEAT_INTERVAL_MS.key}={int(self.heartbeat_s * 1000)}) did not reach the "
-                "metastore within its hive.txn.timeout; retry the write")
+                f"(every {self._beat_every:g} s; {C.LOCK_HEARTBEAT_INTERVAL_MS.key}) did not reach the "
+                "metastore within its hive.txn.timeout; nothing was published without it: retry the write")
 
     def unlock(self) -> None:
         self._stop.set()

@@ -36,7 +36,7 @@ from typing import Any
 
 from .. import config as C
 from ..config import HoodieConfig
-from ..errors import HoodieConfigError, HoodieLockError
+from ..errors import HoodieConfigError, HoodieLockError, HoodieLockLostError
 from ..storage import Storage
 from ..storage.filesystems import SCHEMES, scheme_of
 from .provider import LockProvider, describe_owner
@@ -336,7 +336,7 @@ class KubernetesLeaseLockProvider(LockProvider):
         if lost is None and silent >= self.duration_s * TRUSTED_SHARE:
             lost = f"not renewed for {silent:.1f} s, so another writer may take it over any moment"
         if lost is not None:
-            raise HoodieLockError(
+            raise HoodieLockLostError(
                 f"the Kubernetes Lease {self.name} was lost while held ({lost}); it expires "
                 f"{C.LEASE_DURATION_SECONDS.key}={self.duration_s} s after its last renewal. Retry the write; "
                 "if this recurs, check that the job is not starved of CPU and that the API server answers")

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from .. import config as C
 from ..config import HoodieConfig
-from ..errors import HoodieConfigError, HoodieLockError
+from ..errors import HoodieConfigError, HoodieLockError, HoodieLockLostError
 from ..storage import Storage
 from ..timeline.timeline import META_DIR
 from .provider import LockProvider, describe_owner
@@ -168,7 +168,7 @@ class FileSystemLockProvider(LockProvider):
 
     def check_held(self) -> None:
         if self._lost or self._read().get("owner") != self.info["owner"]:
-            raise HoodieLockError(
+            raise HoodieLockLostError(
                 f"the file system lock {self.path} was lost while held (now held by "
                 f"{self.holder()}): it was older than {C.LOCK_FILESYSTEM_EXPIRE.key} and taken over. "
                 f"Raise {C.LOCK_FILESYSTEM_EXPIRE.key} or set it to 0, and retry the write")
@@ -304,7 +304,7 @@ class ZookeeperLockProvider(LockProvider):
 
     def check_held(self) -> None:
         if self._lost or not self._lock.is_acquired:
-            raise HoodieLockError(
+            raise HoodieLockLostError(
                 f"the ZooKeeper lock {self.name} on {self.hosts} was lost while held (the session "
                 f"expired: {C.ZK_SESSION_TIMEOUT_MS.key}); retry the write")
 
@@ -370,6 +370,20 @@ def acquire(provider: LockProvider, cfg: HoodieConfig, what: str) -> None:
         f"{provider.stale_hint()}")
 
 
+def _lock_key(base_path: str, cfg: HoodieConfig) -> str:
+    return f"{cfg.get_str(C.LOCK_PROVIDER)}|{Storage(base_path).uri('')}"
+
+
+def check_lock_held(base_path: str, cfg: HoodieConfig) -> None:
+    """Just before a critical section publishes (a plan on the timeline): raise HoodieLockLostError if
+    this thread's lock on the table was lost while held, so that what was decided under it does not
+    become visible beside another holder's. A no-op when this thread holds no lock on it."""
+    with _HELD_GUARD:
+        held = _HELD.get(_lock_key(base_path, cfg))
+    if held is not None and held.thread == threading.get_ident():
+        held.provider.check_held()
+
+
 @contextmanager
 def locked_table(table: "HoodieTable", cfg: HoodieConfig, what: str) -> Iterator["HoodieTable"]:
     """The table for a critical section under its lock: with several writers the lock is taken
@@ -389,7 +403,7 @@ def table_lock(base_path: str, cfg: HoodieConfig, what: str, table_name: str | N
     if not enabled:
         yield None
         return
-    key = f"{cfg.get_str(C.LOCK_PROVIDER)}|{Storage(base_path).uri('')}"
+    key = _lock_key(base_path, cfg)
     me = threading.get_ident()
     with _HELD_GUARD:
         held = _HELD.get(key)

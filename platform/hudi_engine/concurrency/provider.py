@@ -48,7 +48,7 @@ class LockProvider:
         raise NotImplementedError
 
     def check_held(self) -> None:
-        """Raise HoodieLockError if the lock was lost while held (expired, session ended)."""
+        """Raise HoodieLockLostError if the lock was lost while held (expired, session ended)."""
 
     def close(self) -> None:
         pass

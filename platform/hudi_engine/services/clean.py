@@ -179,8 +179,9 @@ def execute_clean(table: HoodieTable, pending: Instant, spark=None, options: dic
         "version": 2,
     }
     cfg = HoodieConfig({**(options or {}), **table.props})
-    with table_lock(storage.base_uri, cfg, f"completing clean {pending.timestamp}", table.name):
-        done = complete(table, pending, metadata, MetadataSync(spark, options))
+    with table_lock(storage.base_uri, cfg, f"completing clean {pending.timestamp}", table.name) as lock:
+        done = complete(table, pending, metadata, MetadataSync(spark, options),
+                        guard=lock.check_held if lock is not None else None)
     log.info(f"clean {pending.timestamp} completed: {metadata['totalFilesDeleted']} files deleted")
     return done
 

@@ -24,7 +24,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from .. import config as C
-from ..concurrency.locks import locked_table
+from ..concurrency.locks import check_lock_held, locked_table
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError, HoodieError
 from ..file_group.base_file import BaseFileWriter, WriteContext
@@ -101,6 +101,7 @@ def _schedule(table: HoodieTable, cfg: HoodieConfig, force: bool,
     if requested_replace is None:
         return None
     instant = Instant(new_instant_time(timeline.last_instant_time), REPLACE_COMMIT, State.REQUESTED)
+    check_lock_held(table.storage.base_uri, cfg)
     timeline.create_requested(instant, encode_instant_avro(REQUESTED_REPLACE_METADATA, requested_replace))
     groups = requested_replace["clusteringPlan"]["inputGroups"]
     log.info(f"scheduled clustering {instant.timestamp}: {sum(len(g['slices']) for g in groups)} file "

@@ -17,7 +17,7 @@ import pyarrow as pa
 from pyspark.sql import SparkSession
 
 from ..cdc import diff
-from ..concurrency.locks import locked_table
+from ..concurrency.locks import check_lock_held, locked_table
 from ..concurrency.settings import concurrency
 from ..config import HoodieConfig
 from ..errors import HoodieError
@@ -75,6 +75,7 @@ def _schedule_compaction(table: HoodieTable, cfg: HoodieConfig, occ: bool, force
     if plan is None:
         return None
     requested = Instant(instant_time, COMPACTION, State.REQUESTED)
+    check_lock_held(table.storage.base_uri, cfg)
     timeline.create_requested(requested, encode_instant_avro(COMPACTION_PLAN, plan))
     log.info(f"scheduled compaction {instant_time} of {len(plan['operations'])} file groups")
     return requested

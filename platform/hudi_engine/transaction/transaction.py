@@ -137,14 +137,14 @@ class Transaction:
     def commit(self, metadata: dict, changed: Iterable[GroupId] | None = None) -> Instant:
         """Complete the instant with ``metadata``. With several writers, under the table lock and
         first: a conflict check of the file groups it ``changed`` against what completed or was
-        planned since it began."""
+        planned since it began; the lock must still be held when the instant completes."""
         with table_lock(self.table.storage.base_uri, self.cfg, f"committing {self.instant.timestamp}",
                         self.table.name, self.conc.occ) as lock:
             if self.conc.occ and changed is not None:
                 self._raise_on(find_conflicts(set(changed), self._touches_since_start(self.table.reload().timeline),
                                               self.by_bucket))
-                lock.check_held()
-            return complete(self.table, self.instant, metadata, self.listener)
+            return complete(self.table, self.instant, metadata, self.listener,
+                            guard=lock.check_held if lock is not None else None)
 
     def abort(self) -> bool:
         """Roll the failed instant back now (True when done); if even that fails the next writer

@@ -2,7 +2,10 @@
 ``commits show``, ``fsview latest``, ``compactions show all``): its properties, its timeline, its
 file groups, the table services waiting on it and its metadata table (``metadata list-partitions``,
 record-index lookups). Reads only ``.hoodie/`` and file listings, so it
-works on any table, ours or written by Apache Hudi, local or on object storage."""
+works on any table, ours or written by Apache Hudi, local or on object storage.
+
+``change-type --to COW|MOR`` changes the table's type, as Hudi's CLI ``table change-table-type``
+does: to merge-on-read at once; to copy-on-write after compacting every log file (with Spark)."""
 from __future__ import annotations
 
 import argparse
@@ -16,20 +19,27 @@ EXAMPLE = """examples:
   hudictl table pending --base-path ./lake/orders --json
   hudictl table metadata --base-path ./lake/orders
   hudictl table metadata --base-path ./lake/orders --key order-42 --key order-43
+  hudictl table change-type --base-path ./lake/orders --to MOR
+  hudictl table change-type --base-path ./lake/orders --to COW --hoodie-conf hoodie.parquet.compression.codec=zstd
 """
 VIEWS = ("describe", "timeline", "files", "pending", "metadata")
+CHANGES = ("change-type",)
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("table", help="show a table's properties, timeline, file groups or pending services",
+    p = sub.add_parser("table", help="show a table's properties, timeline, file groups or pending services; "
+                                     "change its type",
                        description=__doc__, epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("view", choices=VIEWS, help="what to show")
+    p.add_argument("view", choices=VIEWS + CHANGES, help="what to show, or change-type")
     p.add_argument("--base-path", required=True, help="table base path (the folder holding .hoodie/)")
     p.add_argument("--limit", type=int, default=0, help="timeline: only the newest N instants")
     p.add_argument("--partition", help="files: only this partition path")
     p.add_argument("--key", action="append", help="metadata: where the record index says this record key "
                                                   "lives (repeatable)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--to", metavar="TYPE", help="change-type: COW or MOR (COPY_ON_WRITE, MERGE_ON_READ)")
+    p.add_argument("--hoodie-conf", action="append", default=[], metavar="KEY=VALUE",
+                   help="change-type: a hoodie.* option for the compaction before a change to COW (repeatable)")
     p.set_defaults(run=run)
 
 
@@ -113,6 +123,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"hudictl table: {args.base_path} is not a Hudi table (no .hoodie/hoodie.properties)")
         return 2
     table = HoodieTable.load(args.base_path)
+    if args.view == "change-type":
+        return change_type(table, args.to, args.hoodie_conf)
     result = {"describe": lambda: describe(table), "timeline": lambda: timeline_rows(table, args.limit),
               "files": lambda: file_rows(table, args.partition), "pending": lambda: pending_rows(table),
               "metadata": lambda: metadata_rows(table, args.key)}[args.view]()
@@ -127,6 +139,31 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {key} = {value}")
     else:
         _print_rows(result)
+    return 0
+
+
+def change_type(table, to: str | None, conf: list[str]) -> int:
+    from hudi_engine.api import change_table_type, table_type_named
+
+    from .compact import parse_conf
+
+    if not to:
+        raise SystemExit("hudictl table change-type needs --to COW or --to MOR")
+    target = table_type_named(to)
+    if table.table_type == target:
+        print(f"{table.name} is already {target}")
+        return 0
+    spark = None
+    if target == "COPY_ON_WRITE":             # compacts first
+        from hudi_engine.spark import local_spark
+
+        spark = local_spark("hudictl-change-type")
+    try:
+        changed = change_table_type(spark, table, target, parse_conf(conf))
+    finally:
+        if spark is not None:
+            spark.stop()
+    print(f"{changed.name} is now {changed.table_type}")
     return 0
 
 

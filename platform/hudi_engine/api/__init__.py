@@ -55,6 +55,8 @@ _EXPORTS = {
     "delete_savepoint": "hudi_engine.services.savepoint",
     "list_savepoints": "hudi_engine.services.savepoint",
     "restore_to_savepoint": "hudi_engine.services.savepoint",
+    "change_table_type": "hudi_engine.services.table_type",
+    "table_type_named": "hudi_engine.services.table_type",
     # catalog sync
     "sync_hive": "hudi_engine.sync",
     # records: meta columns, schemas, keys
@@ -102,6 +104,7 @@ if TYPE_CHECKING:  # what type checkers (and readers) see
     from ..services.compaction import run_compactions, schedule_compaction
     from ..services.compaction_plan import NUM_COMMITS_AFTER_LAST_REQUEST, compaction_due
     from ..services.savepoint import create_savepoint, delete_savepoint, list_savepoints, restore_to_savepoint
+    from ..services.table_type import change_table_type, table_type_named
     from ..sync import sync_hive
     from ..table.meta_client import HoodieTable
     from ..table.pending import (

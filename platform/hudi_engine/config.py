@@ -81,9 +81,20 @@ TABLE_TYPE = define("hoodie.table.type", "COPY_ON_WRITE", "Storage type of the t
                     alternatives=("hoodie.datasource.write.table.type",),
                     choices=("COPY_ON_WRITE", "MERGE_ON_READ"))
 TABLE_VERSION = define("hoodie.table.version", 6, "Table format version written.")
+WRITE_TABLE_VERSION = define(
+    "hoodie.write.table.version", 6,
+    "Table version a new table is created with: 6 (Hudi 0.14/0.15, read by every engine) or 8 (Hudi 1.0: "
+    "completion times on the timeline, Avro commit metadata, log files named by their own delta commit). "
+    "Version 8 tables are written without the metadata table for now.", choices=("6", "8"))
+INITIAL_TABLE_VERSION = define("hoodie.table.initial.version", None,
+                               "Table version the table was created with (version 8+).")
 TIMELINE_LAYOUT_VERSION = define("hoodie.timeline.layout.version", 1, "Timeline layout version.")
 TIMELINE_PATH = define("hoodie.timeline.path", "timeline",
                        "Folder under .hoodie holding the active timeline (layout version 2+).")
+TIMELINE_HISTORY_PATH = define("hoodie.timeline.history.path", "history",
+                               "Folder under the timeline folder holding the LSM timeline history (version 8+).")
+RECORD_MERGE_STRATEGY_ID = define("hoodie.record.merge.strategy.id", None,
+                                  "Id of the record merge strategy (version 8+), following the merge mode.")
 ARCHIVELOG_FOLDER = define("hoodie.archivelog.folder", "archived", "Archived timeline folder.")
 RECORDKEY_FIELDS = define("hoodie.table.recordkey.fields", None, "Record key field(s), comma separated.",
                           alternatives=("hoodie.datasource.write.recordkey.field",))

@@ -20,6 +20,7 @@ from ..timeline.instant import CLEAN, Instant, State
 from .archive_plan import instants_to_archive
 
 log = logging.getLogger(__name__)
+_WARNED: set[str] = set()
 
 
 def keep_window(cfg: HoodieConfig) -> tuple[int, int]:
@@ -46,6 +47,12 @@ def archive(table: HoodieTable, options: dict | None = None) -> list[Instant]:
     writers it runs under the table lock, on the timeline as it is then."""
     cfg = HoodieConfig({**(options or {}), **table.props})
     low, high = keep_window(cfg)
+    if table.layout_version >= 2:
+        if len(table.timeline.instants) > high and table.base_path not in _WARNED:
+            _WARNED.add(table.base_path)
+            log.warning(f"{table.name}: archiving a version {table.version} timeline (Hudi 1.x's LSM history) is "
+                        f"not supported yet; its active timeline keeps all {len(table.timeline.instants)} instants")
+        return []
     with locked_table(table, cfg, "archiving") as table:
         return _archive(table, cfg, low, high)
 

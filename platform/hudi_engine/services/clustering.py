@@ -45,7 +45,7 @@ from ..table.pending import (completed_clusterings, pending_clustering_groups, p
                              pending_compaction_groups)
 from ..timeline.avro_models import REQUESTED_REPLACE_METADATA, encode_instant_avro
 from ..timeline.commit_metadata import commit_metadata
-from ..timeline.instant import REPLACE_COMMIT, Instant, State, new_instant_time
+from ..timeline.instant import CLUSTERING, REPLACE_COMMIT, Instant, State, new_instant_time
 from ..transaction.transaction import Transaction
 from ..write.tasks import BULK_BUFFER_BYTES
 from .clustering_plan import (
@@ -100,7 +100,9 @@ def _schedule(table: HoodieTable, cfg: HoodieConfig, force: bool,
                                             excluded, extra_metadata)
     if requested_replace is None:
         return None
-    instant = Instant(new_instant_time(timeline.last_instant_time), REPLACE_COMMIT, State.REQUESTED)
+    # Hudi 1.x (table version 8+) plans clustering as its own action, which completes as a replacecommit.
+    action = CLUSTERING if table.version >= 8 else REPLACE_COMMIT
+    instant = Instant(new_instant_time(timeline.last_instant_time), action, State.REQUESTED)
     check_lock_held(table.storage.base_uri, cfg)
     timeline.create_requested(instant, encode_instant_avro(REQUESTED_REPLACE_METADATA, requested_replace))
     groups = requested_replace["clusteringPlan"]["inputGroups"]

@@ -13,8 +13,11 @@ from ..timeline.timeline import META_DIR, Timeline
 from .properties import read_properties_text, table_checksum, write_properties_text
 
 PROPERTIES_FILE = f"{META_DIR}/hoodie.properties"
-WRITE_TABLE_VERSION = 6
 READ_TABLE_VERSIONS = (5, 6, 8, 9)
+WRITE_TABLE_VERSIONS = (6, 8)
+# Hudi's HoodieRecordMerger strategy ids, persisted from table version 8 on.
+MERGE_STRATEGY_IDS = {"EVENT_TIME_ORDERING": "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5",
+                      "COMMIT_TIME_ORDERING": "ce9acb64-bde0-424c-9b91-f6ebba25356d"}
 
 # Keys every write persists when it creates a table, from the write options (or their defaults).
 _PERSISTED = (C.TABLE_NAME, C.DATABASE_NAME, C.TABLE_TYPE, C.RECORDKEY_FIELDS, C.PARTITION_FIELDS,
@@ -71,15 +74,25 @@ class HoodieTable:
             C.RECORDKEY_FIELDS, "name the field(s) that identify a record, e.g. 'id'")
         if options.get(C.CDC_ENABLED):   # readers must know what the CDC log files hold
             props[C.CDC_LOGGING_MODE.key] = options.get_str(C.CDC_LOGGING_MODE).upper()
-        props[C.TABLE_VERSION.key] = str(WRITE_TABLE_VERSION)
-        props[C.TIMELINE_LAYOUT_VERSION.key] = "1"
+        version = options.get(C.WRITE_TABLE_VERSION)
+        props[C.TABLE_VERSION.key] = str(version)
         props[C.KEYGEN_CLASS.key] = keygen_class
         props[C.CREATE_SCHEMA.key] = create_schema
-        props[C.PAYLOAD_CLASS.key] = (EVENT_TIME_PAYLOAD if merge_mode(options) == "EVENT_TIME_ORDERING"
-                                      else C.PAYLOAD_CLASS.default)
+        mode = merge_mode(options)
+        props[C.PAYLOAD_CLASS.key] = EVENT_TIME_PAYLOAD if mode == "EVENT_TIME_ORDERING" else C.PAYLOAD_CLASS.default
         props[C.TABLE_CHECKSUM.key] = table_checksum(props[C.DATABASE_NAME.key], props[C.TABLE_NAME.key])
+        if version >= 8:          # Hudi 1.x: the merge mode is the table's, the timeline keeps completion times
+            props.update({C.TIMELINE_LAYOUT_VERSION.key: "2", C.INITIAL_TABLE_VERSION.key: str(version),
+                          C.TIMELINE_PATH.key: C.TIMELINE_PATH.default,
+                          C.TIMELINE_HISTORY_PATH.key: C.TIMELINE_HISTORY_PATH.default,
+                          C.RECORD_MERGE_MODE.key: mode, C.RECORD_MERGE_STRATEGY_ID.key: MERGE_STRATEGY_IDS[mode]})
+        else:
+            props[C.TIMELINE_LAYOUT_VERSION.key] = "1"
         storage = Storage(base_path)
-        storage.mkdirs(f"{META_DIR}/{props[C.ARCHIVELOG_FOLDER.key]}")
+        if version >= 8:
+            storage.mkdirs(f"{META_DIR}/{C.TIMELINE_PATH.default}/{C.TIMELINE_HISTORY_PATH.default}")
+        else:
+            storage.mkdirs(f"{META_DIR}/{props[C.ARCHIVELOG_FOLDER.key]}")
         storage.write_text(PROPERTIES_FILE, write_properties_text(props))
         return cls(storage, props)
 

@@ -1,13 +1,18 @@
-"""What a completed instant's file holds: commit metadata for table version 6
-(HoodieCommitMetadata / HoodieReplaceCommitMetadata JSON) and the Avro records of the other actions."""
+"""What a completed instant's file holds: commit metadata (HoodieCommitMetadata /
+HoodieReplaceCommitMetadata: JSON in timeline layout 1, table version 6; Avro in layout 2, versions
+8+) and the Avro records of the other actions."""
 from __future__ import annotations
 
 import json
 from collections import defaultdict
 
-from .avro_models import CLEAN_METADATA, RESTORE_METADATA, SAVEPOINT_METADATA, encode_instant_avro
-from .instant import CLEAN, RESTORE, ROLLBACK, SAVEPOINT
+from .avro_models import (CLEAN_METADATA, COMMIT_METADATA, REPLACE_COMMIT_METADATA, RESTORE_METADATA,
+                          SAVEPOINT_METADATA, encode_instant_avro, schema_for)
+from .instant import CLEAN, CLUSTERING, REPLACE_COMMIT, RESTORE, ROLLBACK, SAVEPOINT
 
+_AVRO_STAT_FIELDS = frozenset(
+    f["name"] for f in next(t for t in schema_for(COMMIT_METADATA)["fields"]
+                            if t["name"] == "partitionToWriteStats")["type"][1]["values"]["items"]["fields"])
 # Actions whose completed file is an Avro record (the rest hold commit metadata JSON).
 _AVRO_RECORDS = {CLEAN: CLEAN_METADATA, ROLLBACK: "HoodieRollbackMetadata", SAVEPOINT: SAVEPOINT_METADATA,
                  RESTORE: RESTORE_METADATA}
@@ -66,7 +71,21 @@ def commit_metadata_json(metadata: dict) -> bytes:
     return json.dumps(metadata, indent=2, separators=(",", " : ")).encode("utf-8")
 
 
-def encode_completed(action: str, metadata: dict) -> bytes:
+def encode_commit_metadata(metadata: dict, layout_version: int, replace: bool = False) -> bytes:
+    """Commit metadata (a write's, or an ``.inflight`` file's workload profile) in the layout's form.
+    The Avro record has no place for the JSON-only write-stat fields (``recordsStats``): they are
+    left out, as Hudi's conversion leaves them."""
+    if layout_version < 2:
+        return commit_metadata_json(metadata)
+    stats = {partition: [{k: v for k, v in stat.items() if k in _AVRO_STAT_FIELDS} for stat in group]
+             for partition, group in (metadata.get("partitionToWriteStats") or {}).items()}
+    return encode_instant_avro(REPLACE_COMMIT_METADATA if replace else COMMIT_METADATA,
+                               {**metadata, "partitionToWriteStats": stats})
+
+
+def encode_completed(action: str, metadata: dict, layout_version: int = 1) -> bytes:
     """The bytes of a completed instant of ``action`` (a pending action's name, as it completes)."""
     record = _AVRO_RECORDS.get(action)
-    return encode_instant_avro(record, metadata) if record else commit_metadata_json(metadata)
+    if record:
+        return encode_instant_avro(record, metadata)
+    return encode_commit_metadata(metadata, layout_version, replace=action in (REPLACE_COMMIT, CLUSTERING))

@@ -8,7 +8,7 @@ from typing import Iterable
 from ..errors import HoodieTimelineError
 from ..storage import Storage
 from .avro_models import parse_commit_metadata
-from .instant import FILE_WRITING_ACTIONS, WRITE_ACTIONS, Instant, State, parse_instant_file_name
+from .instant import FILE_WRITING_ACTIONS, WRITE_ACTIONS, Instant, State, new_instant_time, parse_instant_file_name
 
 META_DIR = ".hoodie"
 
@@ -112,12 +112,12 @@ class Timeline:
                 return schema
         return None
 
-    # --- writing (layout 1, the layout this engine writes) ---------------------------------------
+    @property
+    def last_completion_time(self) -> str | None:
+        return max((i.completion_time for i in self.instants if i.completion_time), default=None)
+
+    # --- writing ---------------------------------------------------------------------------------
     def _write(self, instant: Instant, content: bytes) -> None:
-        if self.layout_version != 1:
-            raise HoodieTimelineError(
-                f"writing timeline layout {self.layout_version} is not supported; "
-                "this engine writes table version 6 (timeline layout 1)")
         self.storage.write_bytes(self.path_of(instant), content)
 
     def create_requested(self, instant: Instant, content: bytes = b"") -> Instant:
@@ -131,7 +131,14 @@ class Timeline:
         return inflight
 
     def complete(self, instant: Instant, content: bytes) -> Instant:
-        done = instant.with_state(State.COMPLETED)
+        """The completed instant; in layout 2 its file name carries a completion time taken now,
+        later than every instant and completion time on the timeline (writers complete under the
+        table lock, so completion times order completions)."""
+        completion = None
+        if self.layout_version >= 2:
+            latest = max(filter(None, (self.last_instant_time, self.last_completion_time, instant.timestamp)))
+            completion = new_instant_time(latest)
+        done = instant.with_state(State.COMPLETED, completion)
         self._write(done, content)
         return done
 

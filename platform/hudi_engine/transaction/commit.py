@@ -31,7 +31,7 @@ def complete(table: HoodieTable, instant: Instant, metadata: dict,
         listener.before_complete(table.reload(), instant, metadata)
     if guard is not None:
         guard()
-    done = table.timeline.complete(instant, encode_completed(instant.action, metadata))
+    done = table.timeline.complete(instant, encode_completed(instant.action, metadata, table.layout_version))
     if instant.action in FILE_WRITING_ACTIONS:
         table.storage.delete_dir(marker_dir(instant.timestamp))
     return done

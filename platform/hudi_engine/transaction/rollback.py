@@ -3,7 +3,9 @@
 A rollback is itself an instant (requested → inflight → completed) so a rollback killed half way
 is finished by the next writer from its plan. Base files the failed instant wrote are deleted;
 log files it appended to get a rollback command block (as Hudi does for table version 6), which
-tells readers to skip its blocks. A rolled back compaction returns to requested, to run again.
+tells readers to skip its blocks. From table version 8 on a write's log files are its own (named by
+its instant), so they are deleted like base files. A rolled back compaction returns to requested,
+to run again.
 """
 from __future__ import annotations
 
@@ -42,8 +44,10 @@ def _rollback_requests(table: HoodieTable, instant: Instant) -> list[dict]:
     Log files it appended to (APPEND markers) keep their bytes and get a command block instead."""
     storage = table.storage
     marked = marked_files(storage, instant.timestamp)
-    appended = {path for path, io_type in marked.items() if io_type == "APPEND" and storage.exists(path)}
-    appended |= _appended_by_commit(table, instant)
+    appended: set[str] = set()
+    if table.version < 8:
+        appended = {path for path, io_type in marked.items() if io_type == "APPEND" and storage.exists(path)}
+        appended |= _appended_by_commit(table, instant)
     candidates = set(marked) - appended
     for info in storage.list("", recursive=True):
         if info.path.startswith(META_DIR + "/"):
@@ -114,7 +118,9 @@ def execute_rollback(table: HoodieTable, rollback_instant: Instant, plan: dict, 
     if keep_requested or target["action"] == COMPACTION:
         storage.delete(timeline.path_of(pending.with_state(State.INFLIGHT)))
     else:
-        storage.delete(timeline.path_of(pending.with_state(State.COMPLETED)))  # a restore's target
+        for done in timeline.filter(completed=True):          # a restore's target
+            if done.timestamp == target["commitTime"] and done.action == pending.with_state(State.COMPLETED).action:
+                storage.delete(timeline.path_of(done))
         timeline.delete_pending_files(pending)
     metadata = {
         "startRollbackTime": rollback_instant.timestamp,

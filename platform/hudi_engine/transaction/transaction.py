@@ -31,7 +31,7 @@ from ..concurrency.settings import Concurrency, concurrency
 from ..config import HoodieConfig
 from ..spark_jobs import cancel_and_wait, job_group
 from ..table.meta_client import HoodieTable
-from ..timeline.commit_metadata import commit_metadata_json
+from ..timeline.commit_metadata import encode_commit_metadata
 from ..timeline.instant import WRITE_ACTIONS, Instant, State, new_instant_time
 from .commit import complete
 from .metadata.listener import MetadataSync
@@ -89,7 +89,7 @@ class Transaction:
 
     def inflight(self, content: bytes | dict = b"") -> Instant:
         if isinstance(content, dict):
-            content = commit_metadata_json(content)
+            content = encode_commit_metadata(content, self.table.layout_version)
         self.instant = self.table.timeline.transition_to_inflight(self.instant, content)
         return self.instant
 

@@ -24,14 +24,18 @@ class AppendTarget:
     """Where a file group's log blocks go: the slice they extend and the next log version."""
     partition: str
     file_id: str
-    base_instant: str              # the slice's base instant, named in the log file (table v6)
+    base_instant: str              # named in the log file: the slice's base instant (table v6), the write's own (v8+)
     base_file: str | None          # the slice's base file name, for the write stat
     log_files: tuple[str, ...]     # the slice's existing log file names
     version: int                   # first log version this write creates
 
 
-def append_target(s: FileSlice, base_instant: str | None = None) -> AppendTarget:
-    """``base_instant`` overrides the slice's when a pending compaction has started a new slice."""
+def append_target(s: FileSlice, base_instant: str | None = None, own_instant: str | None = None) -> AppendTarget:
+    """``base_instant`` overrides the slice's when a pending compaction has started a new slice.
+    ``own_instant`` (table version 8+): log files are named by the write's own instant, start at
+    version 1 and hold only its blocks; readers place them in a slice by completion time."""
+    if own_instant is not None:
+        return AppendTarget(s.partition, s.file_id, own_instant, None, (), 1)
     base_instant = base_instant or s.base_instant
     names = tuple(f.path.rsplit("/", 1)[-1] for f in s.log_files)
     version = max((f.version for f in s.log_files if f.instant == base_instant), default=0) + 1

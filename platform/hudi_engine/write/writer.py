@@ -34,7 +34,7 @@ from ..schema.avro import (add_meta_fields, arrow_schema_compatible, arrow_to_av
                            reconcile_nullability, to_json)
 from ..schema.meta_fields import META_FIELDS, without_meta_fields
 from ..spark_jobs import step, write_settings
-from ..table.meta_client import HoodieTable
+from ..table.meta_client import WRITE_TABLE_VERSIONS, HoodieTable
 from ..table.pending import pending_clustering_groups, pending_compaction_groups
 from ..timeline.avro_models import encode_instant_avro
 from ..timeline.commit_metadata import commit_metadata
@@ -74,11 +74,23 @@ def _open_or_create(df: DataFrame | pa.Table, base_path: str, cfg: HoodieConfig)
         table = HoodieTable.load(base_path)
         table.check_write_options(cfg)
         check_engine(cfg, table.table_type)
-        if table.version != 6:
-            raise HoodieConfigError(
-                f"{base_path} is a table of version {table.version}; this engine writes version 6 only")
+        check_write_version(table, cfg)
         return table
     return create_table(base_path, cfg, _data_schema(df))
+
+
+def check_write_version(table: HoodieTable, cfg: HoodieConfig) -> None:
+    """A write keeps the table's version: one this engine writes, and the one the write asks for
+    (Hudi would upgrade or downgrade the table first, which this engine does not do yet)."""
+    if table.version not in WRITE_TABLE_VERSIONS:
+        raise HoodieConfigError(
+            f"{table.base_path} is a table of version {table.version}; this engine writes versions "
+            f"{', '.join(map(str, WRITE_TABLE_VERSIONS))}")
+    if cfg.contains(C.WRITE_TABLE_VERSION) and cfg.get(C.WRITE_TABLE_VERSION) != table.version:
+        raise HoodieConfigError(
+            f"{C.WRITE_TABLE_VERSION.key}={cfg.get(C.WRITE_TABLE_VERSION)} but {table.base_path} is a table of "
+            f"version {table.version}: upgrading or downgrading a table is not supported yet. Drop the option "
+            "to write the table at its version")
 
 
 def create_table(base_path: str, cfg: HoodieConfig, data_schema: pa.Schema) -> HoodieTable:
@@ -325,7 +337,8 @@ class WriteJob:
         inserts, which are rewritten (Hudi's small-file correction when the index cannot see logs)."""
         if not self.is_mor:
             return {}
-        return {fid: append_target(slices[fid], self.compacting.get((partition, fid)))
+        own = self.instant.timestamp if self.table.version >= 8 else None
+        return {fid: append_target(slices[fid], self.compacting.get((partition, fid)), own)
                 for partition, fid in updates if fid not in insert_groups}
 
     def merge_groups(self, rows, targets: dict[str, Target], appends: dict | None = None) -> list[dict]:

@@ -98,6 +98,11 @@ def ensure_metadata(spark, table: HoodieTable, cfg: HoodieConfig) -> HoodieTable
     have = current_partitions(table)
     if not wanted:
         return delete_mdt(table) if (have or mdt_storage(table).exists("")) else table
+    if table.version >= 8:
+        raise HoodieConfigError(
+            f"table {table.name} is of version {table.version}, whose metadata table this engine does not write "
+            f"yet: set {C.METADATA_ENABLE.key}=false (a metadata table Hudi left there is then deleted, as Hudi's "
+            "own writer does), or write a version 6 table")
     dropped = [p for p in have if p not in wanted]
     if dropped:
         storage = mdt_storage(table)

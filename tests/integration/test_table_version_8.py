@@ -1,0 +1,209 @@
+"""Tables of version 8 (Hudi 1.0), written by this engine with ``hoodie.write.table.version=8`` and
+read back by our reader and hudi-rs (snapshot, time travel, incremental, read-optimized): writes of
+every kind, compaction, clustering, cleaning and a failed write's rollback on both table types; the
+timeline and ``hoodie.properties`` checked against what real Hudi 1.0 wrote (the hudi-rs fixtures);
+a real Hudi 1.0 table written on; and the refusals of what is not written yet."""
+from __future__ import annotations
+
+import pytest
+
+from hudi_engine import read, write
+from hudi_engine.errors import HoodieConfigError
+from hudi_engine.services.clean import run_clean
+from hudi_engine.services.clustering import run_clusterings, schedule_clustering
+from hudi_engine.services.compaction import run_compactions, schedule_compaction
+from hudi_engine.table.meta_client import HoodieTable
+from hudi_engine.table.properties import read_properties_text
+from hudi_engine.timeline.avro_models import decode_instant_avro
+from hudi_engine.timeline.instant import DELTA_COMMIT, State
+from hudi_engine.timeline.timeline import Timeline
+from hudi_engine.transaction.transaction import Transaction
+from tests.conftest import unzip_fixture
+from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA
+from tests.support.hudi_rs import hudi_rs_read, rows
+
+pytestmark = pytest.mark.spark
+COLS = ["name", "fruit", "region", "ts"]
+V8 = {**FRUIT_OPTIONS, "hoodie.write.table.version": "8", "hoodie.metadata.enable": "false",
+      "hoodie.parquet.small.file.limit": "0", "hoodie.clean.automatic": "false"}
+# What every Hudi 1.0 table's hoodie.properties says, as the fixtures show (name-specific keys aside).
+V8_PROPERTIES = {"hoodie.table.version": "8", "hoodie.table.initial.version": "8",
+                 "hoodie.timeline.layout.version": "2", "hoodie.timeline.path": "timeline",
+                 "hoodie.timeline.history.path": "history", "hoodie.record.merge.mode": "EVENT_TIME_ORDERING",
+                 "hoodie.record.merge.strategy.id": "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5",
+                 "hoodie.compaction.payload.class": "org.apache.hudi.common.model.DefaultHoodieRecordPayload",
+                 "hoodie.archivelog.folder": "archived"}
+
+
+def options(kind: str, operation: str = "upsert", **extra) -> dict:
+    return {**V8, "hoodie.datasource.write.table.type": kind, "hoodie.datasource.write.operation": operation,
+            **extra}
+
+
+def put(spark, path, kind, batch, operation="upsert", **extra) -> str:
+    return write(spark.createDataFrame(batch, FRUIT_SCHEMA), path, options(kind, operation, **extra))
+
+
+def ours(spark, path, **opts) -> list[tuple]:
+    return sorted(tuple(r[c] for c in COLS) for r in read(spark, path, opts).select(*COLS).collect())
+
+
+def agree(spark, path) -> list[tuple]:
+    found = ours(spark, path)
+    assert found == rows(hudi_rs_read(path), COLS), "our reader and hudi-rs disagree"
+    return found
+
+
+def properties(path) -> dict[str, str]:
+    return read_properties_text(HoodieTable.load(path).storage.read_text(".hoodie/hoodie.properties"))
+
+
+@pytest.mark.parametrize("kind", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_writes_and_table_services_of_a_version_8_table(spark, table_path, kind):
+    c1 = put(spark, table_path, kind, [("a", "apple", "eu", 1), ("b", "banana", "us", 1), ("c", "cherry", "eu", 1)],
+             "insert")
+    c2 = put(spark, table_path, kind, [("a", "apricot", "eu", 2), ("d", "date", "us", 2)])
+    c3 = put(spark, table_path, kind, [("b", "banana", "us", 9)], "delete")
+    expected = [("a", "apricot", "eu", 2), ("c", "cherry", "eu", 1), ("d", "date", "us", 2)]
+    assert agree(spark, table_path) == expected
+    assert {k: properties(table_path).get(k) for k in V8_PROPERTIES} == V8_PROPERTIES
+    assert properties(table_path)["hoodie.table.type"] == kind
+
+    # Time travel and incremental reads, in both readers.
+    at_c1 = [("a", "apple", "eu", 1), ("b", "banana", "us", 1), ("c", "cherry", "eu", 1)]
+    assert ours(spark, table_path, **{"as.of.instant": c1}) == at_c1
+    assert rows(hudi_rs_read(table_path, as_of=c1), COLS) == at_c1
+    # From version 8 on an incremental query's range is in completion times (Hudi 1.x).
+    timeline = HoodieTable.load(table_path).timeline
+    after_c1 = timeline.get(c1).completion_time
+    incremental = {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime": after_c1}
+    assert ours(spark, table_path, **incremental) == [("a", "apricot", "eu", 2), ("d", "date", "us", 2)]
+    assert rows(hudi_rs_read(table_path, begin=after_c1), COLS) == [("a", "apricot", "eu", 2), ("d", "date", "us", 2)]
+
+    action = "commit" if kind == "COPY_ON_WRITE" else "deltacommit"
+    assert [(i.timestamp, i.action) for i in timeline.instants] == [(c, action) for c in (c1, c2, c3)]
+    for instant in timeline.instants:
+        assert instant.timestamp < instant.completion_time
+    if kind == "MERGE_ON_READ":
+        logs = [f for s in HoodieTable.load(table_path).fs_view().latest_file_slices() for f in s.log_files]
+        assert logs and {f.instant for f in logs} <= {c2, c3} and {f.version for f in logs} == {1}
+        assert rows(hudi_rs_read(table_path, read_optimized=True), COLS) == ours(
+            spark, table_path, **{"hoodie.datasource.query.type": "read_optimized"}) == at_c1 + [("d", "date", "us", 2)]
+        compaction = schedule_compaction(HoodieTable.load(table_path), {}, force=True)
+        assert run_compactions(spark, HoodieTable.load(table_path)) == [compaction.timestamp]
+        assert agree(spark, table_path) == expected
+        assert all(not s.log_files for s in HoodieTable.load(table_path).fs_view().latest_file_slices())
+
+    # Clustering plans as Hudi 1.x's own action, completing as a replacecommit.
+    clustering = schedule_clustering(HoodieTable.load(table_path), {}, force=True)
+    assert clustering is not None and clustering.action == "clustering"
+    assert Timeline.load(HoodieTable.load(table_path).storage, 2).storage.exists(
+        f".hoodie/timeline/{clustering.timestamp}.clustering.requested")
+    assert run_clusterings(spark, HoodieTable.load(table_path)) == [clustering.timestamp]
+    done = HoodieTable.load(table_path).timeline.get(clustering.timestamp)
+    assert done.action == "replacecommit" and done.is_completed
+    assert agree(spark, table_path) == expected
+    put(spark, table_path, kind, [("c", "clementine", "eu", 3)])
+    expected = [("a", "apricot", "eu", 2), ("c", "clementine", "eu", 3), ("d", "date", "us", 2)]
+    assert agree(spark, table_path) == expected
+
+    cleaned = run_clean(HoodieTable.load(table_path), {"hoodie.cleaner.commits.retained": "1"}, force=True)
+    assert cleaned is not None
+    assert agree(spark, table_path) == expected
+    assert not HoodieTable.load(table_path).timeline.pending()
+
+
+def test_a_failed_delta_commit_of_a_version_8_table_is_rolled_back_by_deleting_its_logs(
+        spark, table_path, monkeypatch):
+    """A log file of version 8 is the write's own: the rollback deletes it (no command block)."""
+    kind = "MERGE_ON_READ"
+    put(spark, table_path, kind, [("a", "apple", "eu", 1)], "insert")
+    real_complete = Timeline.complete
+
+    def die_on_delta_commit(self, instant, content):
+        if instant.action == DELTA_COMMIT:
+            raise RuntimeError("driver lost")
+        return real_complete(self, instant, content)
+    monkeypatch.setattr(Timeline, "complete", die_on_delta_commit)
+    monkeypatch.setattr(Transaction, "abort", lambda self: False)
+    with pytest.raises(RuntimeError, match="driver lost"):
+        put(spark, table_path, kind, [("a", "avocado", "eu", 2)])
+    monkeypatch.undo()
+    [failed] = HoodieTable.load(table_path).timeline.pending()
+    storage = HoodieTable.load(table_path).storage
+    failed_logs = [f.path for f in storage.list("eu") if f"_{failed.timestamp}.log." in f.path]
+    assert len(failed_logs) == 1
+    assert agree(spark, table_path) == [("a", "apple", "eu", 1)]          # readers skip it already
+
+    put(spark, table_path, kind, [("b", "banana", "eu", 3)])               # rolls the failed write back
+    assert not storage.exists(failed_logs[0])
+    assert [f.path for f in storage.list("eu") if ".log." in f.path and ".log.2" in f.path] == []
+    rollback = HoodieTable.load(table_path).timeline.filter(["rollback"], completed=True)
+    assert len(rollback) == 1
+    meta = decode_instant_avro(HoodieTable.load(table_path).timeline.read_details(rollback[0]))
+    assert meta["commitsRollback"] == [failed.timestamp]
+    assert agree(spark, table_path) == [("a", "apple", "eu", 1), ("b", "banana", "eu", 3)]
+
+
+def test_timeline_files_decode_like_real_hudi_1_0s(spark, tmp_path, table_path):
+    """Names, contents and properties against the hudi-rs fixtures written by Hudi 1.0."""
+    fixture = unzip_fixture("quickstart_trips_table/mor/avro/v8_trips_8i3u1d.zip", tmp_path / "fixture")
+    real = HoodieTable.load(str(fixture))
+    put(spark, table_path, "MERGE_ON_READ", [("a", "apple", "eu", 1)], "insert")
+    put(spark, table_path, "MERGE_ON_READ", [("a", "apricot", "eu", 2)])
+    table = HoodieTable.load(table_path)
+    storage = table.storage
+    for ours_instant, theirs in ((table.timeline.instants[-1], real.timeline.filter(["deltacommit"])[-1]),):
+        # The requested file is empty; the inflight one is Avro commit metadata (the workload profile).
+        for state in (State.REQUESTED, State.INFLIGHT):
+            mine = table.timeline.read_details(ours_instant.with_state(state) if state != State.REQUESTED else
+                                               type(ours_instant)(ours_instant.timestamp, DELTA_COMMIT, state))
+            real_bytes = real.timeline.read_details(type(theirs)(theirs.timestamp, DELTA_COMMIT, state))
+            assert (mine == b"") == (real_bytes == b"")
+            if mine:
+                assert decode_instant_avro(mine).keys() == decode_instant_avro(real_bytes).keys()
+        mine = decode_instant_avro(table.timeline.read_details(ours_instant))
+        real_meta = decode_instant_avro(real.timeline.read_details(theirs))
+        assert mine.keys() == real_meta.keys()
+        [(partition, [stat])] = mine["partitionToWriteStats"].items()
+        real_stat = next(s for group in real_meta["partitionToWriteStats"].values() for s in group)
+        assert stat.keys() == real_stat.keys()
+        # A log write stat names the delta commit itself and only its own log file, as Hudi 1.0's do.
+        assert stat["prevCommit"] == ours_instant.timestamp and stat["baseFile"] == ""
+        assert stat["logFiles"] == [stat["path"].rsplit("/", 1)[-1]]
+        assert stat["path"].rsplit("/", 1)[-1].startswith(f".{stat['fileId']}_{ours_instant.timestamp}.log.1_")
+    names = sorted(f.path.rsplit("/", 1)[-1] for f in storage.list(".hoodie/timeline"))
+    assert all(n.count("_") == 1 for n in names if not n.endswith((".requested", ".inflight")))
+    assert storage.exists(".hoodie/timeline/history") or not storage.is_object_store
+    real_props = read_properties_text(real.storage.read_text(".hoodie/hoodie.properties"))
+    assert {k: real_props[k] for k in V8_PROPERTIES} == V8_PROPERTIES
+
+
+def test_a_real_hudi_1_0_table_is_written_on(spark, tmp_path):
+    base = str(unzip_fixture("sample_table/cow/v8_nonpartitioned.zip", tmp_path))
+    before = read(spark, base).collect()
+    keys = sorted(r["id"] for r in before)
+    row = next(r for r in before if r["id"] == keys[0]).asDict()
+    data = {k: v for k, v in row.items() if not k.startswith("_hoodie_")}
+    data["name"] = "written by this engine"
+    data["longField"] = (data["longField"] or 0) + 1
+    df = spark.createDataFrame([data], read(spark, base).drop(*[c for c in row if c.startswith("_hoodie_")]).schema)
+    instant = write(df, base, {"hoodie.datasource.write.operation": "upsert", "hoodie.metadata.enable": "false"})
+    table = HoodieTable.load(base)
+    assert table.version == 8 and table.timeline.instants[-1].timestamp == instant
+    after = {r["id"]: r["name"] for r in read(spark, base).collect()}
+    theirs = {r["id"]: r["name"] for r in hudi_rs_read(base).to_pylist()}
+    assert after == theirs and after[keys[0]] == "written by this engine" and len(after) == len(keys)
+
+
+def test_what_version_8_does_not_write_yet_is_refused_by_name(spark, table_path, tmp_path):
+    df = spark.createDataFrame([("a", "apple", "eu", 1)], FRUIT_SCHEMA)
+    with pytest.raises(HoodieConfigError, match="hoodie.metadata.enable=false"):
+        write(df, table_path, {**options("COPY_ON_WRITE", "insert"), "hoodie.metadata.enable": "true"})
+    with pytest.raises(HoodieConfigError, match="'9' is not valid; use one of 6, 8"):
+        write(df, str(tmp_path / "v9"), {**options("COPY_ON_WRITE", "insert"), "hoodie.write.table.version": "9"})
+    v6 = str(tmp_path / "v6")
+    write(df, v6, {**FRUIT_OPTIONS, "hoodie.datasource.write.operation": "insert"})
+    with pytest.raises(HoodieConfigError, match="upgrading or downgrading a table is not supported yet"):
+        write(df, v6, {**FRUIT_OPTIONS, "hoodie.write.table.version": "8"})
+    assert HoodieTable.load(v6).version == 6

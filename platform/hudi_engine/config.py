@@ -84,8 +84,8 @@ TABLE_VERSION = define("hoodie.table.version", 6, "Table format version written.
 WRITE_TABLE_VERSION = define(
     "hoodie.write.table.version", 6,
     "Table version a new table is created with: 6 (Hudi 0.14/0.15, read by every engine) or 8 (Hudi 1.0: "
-    "completion times on the timeline, Avro commit metadata, log files named by their own delta commit). "
-    "Version 8 tables are written without the metadata table for now.", choices=("6", "8"))
+    "completion times on the timeline, Avro commit metadata, log files named by their own delta commit).",
+    choices=("6", "8"))
 INITIAL_TABLE_VERSION = define("hoodie.table.initial.version", None,
                                "Table version the table was created with (version 8+).")
 TIMELINE_LAYOUT_VERSION = define("hoodie.timeline.layout.version", 1, "Timeline layout version.")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from hudi_engine import read, write
+from hudi_engine.api import open_mdt
 from hudi_engine.errors import HoodieConfigError
 from hudi_engine.services.clean import run_clean
 from hudi_engine.services.clustering import run_clusterings, schedule_clustering
@@ -24,8 +25,8 @@ from tests.support.hudi_rs import hudi_rs_read, rows
 
 pytestmark = pytest.mark.spark
 COLS = ["name", "fruit", "region", "ts"]
-V8 = {**FRUIT_OPTIONS, "hoodie.write.table.version": "8", "hoodie.metadata.enable": "false",
-      "hoodie.parquet.small.file.limit": "0", "hoodie.clean.automatic": "false"}
+V8 = {**FRUIT_OPTIONS, "hoodie.write.table.version": "8", "hoodie.parquet.small.file.limit": "0",
+      "hoodie.clean.automatic": "false"}
 # What every Hudi 1.0 table's hoodie.properties says, as the fixtures show (name-specific keys aside).
 V8_PROPERTIES = {"hoodie.table.version": "8", "hoodie.table.initial.version": "8",
                  "hoodie.timeline.layout.version": "2", "hoodie.timeline.path": "timeline",
@@ -58,14 +59,36 @@ def properties(path) -> dict[str, str]:
     return read_properties_text(HoodieTable.load(path).storage.read_text(".hoodie/hoodie.properties"))
 
 
+def metadata_agrees(spark, path, keys: list[str]) -> None:
+    """The metadata table is of version 8 too, lists the files a storage listing finds (of completed
+    instants) and locates every key where the table holds it."""
+    from hudi_engine.api import MetadataReader, open_mdt, table_view
+
+    table = HoodieTable.load(path)
+    mdt = open_mdt(table)
+    assert mdt.version == 8 and mdt.layout_version == 2 and not mdt.timeline.pending()
+    from_mdt = sorted(f.path for s in table_view(table).latest_file_slices()
+                      for f in ([s.base_file] if s.base_file else []) + list(s.log_files))
+    listed = sorted(f.path for s in table.fs_view().latest_file_slices()
+                    for f in ([s.base_file] if s.base_file else []) + list(s.log_files))
+    assert from_mdt == listed
+    where = {r["name"]: (r["_hoodie_partition_path"], r["_hoodie_file_name"].split("_")[0])
+             for r in read(spark, path).collect()}
+    found = MetadataReader(table).record_locations(keys)
+    assert {k: v for k, v in found.items()} == {k: where[k] for k in keys if k in where}
+
+
 @pytest.mark.parametrize("kind", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_writes_and_table_services_of_a_version_8_table(spark, table_path, kind):
+    rli = {"hoodie.metadata.record.index.enable": "true", "hoodie.index.type": "RECORD_INDEX",
+           "hoodie.metadata.compact.max.delta.commits": "2"}
     c1 = put(spark, table_path, kind, [("a", "apple", "eu", 1), ("b", "banana", "us", 1), ("c", "cherry", "eu", 1)],
-             "insert")
-    c2 = put(spark, table_path, kind, [("a", "apricot", "eu", 2), ("d", "date", "us", 2)])
-    c3 = put(spark, table_path, kind, [("b", "banana", "us", 9)], "delete")
+             "insert", **rli)
+    c2 = put(spark, table_path, kind, [("a", "apricot", "eu", 2), ("d", "date", "us", 2)], **rli)
+    c3 = put(spark, table_path, kind, [("b", "banana", "us", 9)], "delete", **rli)
     expected = [("a", "apricot", "eu", 2), ("c", "cherry", "eu", 1), ("d", "date", "us", 2)]
     assert agree(spark, table_path) == expected
+    metadata_agrees(spark, table_path, ["a", "b", "c", "d"])
     assert {k: properties(table_path).get(k) for k in V8_PROPERTIES} == V8_PROPERTIES
     assert properties(table_path)["hoodie.table.type"] == kind
 
@@ -103,13 +126,17 @@ def test_writes_and_table_services_of_a_version_8_table(spark, table_path, kind)
     done = HoodieTable.load(table_path).timeline.get(clustering.timestamp)
     assert done.action == "replacecommit" and done.is_completed
     assert agree(spark, table_path) == expected
-    put(spark, table_path, kind, [("c", "clementine", "eu", 3)])
+    put(spark, table_path, kind, [("c", "clementine", "eu", 3)], **rli)
     expected = [("a", "apricot", "eu", 2), ("c", "clementine", "eu", 3), ("d", "date", "us", 2)]
     assert agree(spark, table_path) == expected
+    metadata_agrees(spark, table_path, ["a", "b", "c", "d"])
+    mdt_timeline = open_mdt(HoodieTable.load(table_path)).timeline
+    assert mdt_timeline.filter(["commit"], completed=True), "the metadata table was never compacted"
 
     cleaned = run_clean(HoodieTable.load(table_path), {"hoodie.cleaner.commits.retained": "1"}, force=True)
     assert cleaned is not None
     assert agree(spark, table_path) == expected
+    metadata_agrees(spark, table_path, ["a", "c", "d"])
     assert not HoodieTable.load(table_path).timeline.pending()
 
 
@@ -188,9 +215,10 @@ def test_a_real_hudi_1_0_table_is_written_on(spark, tmp_path):
     data["name"] = "written by this engine"
     data["longField"] = (data["longField"] or 0) + 1
     df = spark.createDataFrame([data], read(spark, base).drop(*[c for c in row if c.startswith("_hoodie_")]).schema)
-    instant = write(df, base, {"hoodie.datasource.write.operation": "upsert", "hoodie.metadata.enable": "false"})
+    instant = write(df, base, {"hoodie.datasource.write.operation": "upsert"})
     table = HoodieTable.load(base)
     assert table.version == 8 and table.timeline.instants[-1].timestamp == instant
+    assert open_mdt(table).version == 8 and "files" in table.props["hoodie.table.metadata.partitions"]
     after = {r["id"]: r["name"] for r in read(spark, base).collect()}
     theirs = {r["id"]: r["name"] for r in hudi_rs_read(base).to_pylist()}
     assert after == theirs and after[keys[0]] == "written by this engine" and len(after) == len(keys)
@@ -198,8 +226,6 @@ def test_a_real_hudi_1_0_table_is_written_on(spark, tmp_path):
 
 def test_what_version_8_does_not_write_yet_is_refused_by_name(spark, table_path, tmp_path):
     df = spark.createDataFrame([("a", "apple", "eu", 1)], FRUIT_SCHEMA)
-    with pytest.raises(HoodieConfigError, match="hoodie.metadata.enable=false"):
-        write(df, table_path, {**options("COPY_ON_WRITE", "insert"), "hoodie.metadata.enable": "true"})
     with pytest.raises(HoodieConfigError, match="'9' is not valid; use one of 6, 8"):
         write(df, str(tmp_path / "v9"), {**options("COPY_ON_WRITE", "insert"), "hoodie.write.table.version": "9"})
     v6 = str(tmp_path / "v6")

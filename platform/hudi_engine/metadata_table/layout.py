@@ -3,7 +3,10 @@
 
 Its instants carry the data table's instant times, so a reader trusts a metadata instant only when
 the data instant of the same time completed; the metadata table's own instants (initialization,
-compaction) are a completed data instant's time (or the zero time) plus a three-digit suffix.
+compaction) are a completed data instant's time (or the zero time) plus a three-digit suffix. From
+table version 8 on the metadata table is of the data table's version: initialization instants are
+the zero time plus the partition's index, compactions take a new instant time, and its timeline
+orders them by completion time.
 """
 from __future__ import annotations
 
@@ -25,6 +28,8 @@ INIT_SUFFIX = 10                   # initialization instants: <time>010, <time>0
 COMPACTION_SUFFIX = "001"          # a compaction of the metadata table: <last delta commit>001
 PAYLOAD = "org.apache.hudi.metadata.HoodieMetadataPayload"
 KEYGEN = "org.apache.hudi.metadata.HoodieTableMetadataKeyGenerator"
+KEYGEN_TYPE = "HOODIE_TABLE_METADATA"     # as hoodie.table.keygenerator.type (version 8+)
+PAYLOAD_MERGE_STRATEGY = "00000000-0000-0000-0000-000000000000"   # Hudi's payload-based merging
 
 
 def mdt_storage(table: HoodieTable) -> Storage:
@@ -66,10 +71,10 @@ def set_table_partitions(table: HoodieTable, partitions: list[str], inflight: li
 
 
 def mdt_properties(table: HoodieTable) -> dict[str, str]:
-    """hoodie.properties of the metadata table, as Hudi writes it for table version 6."""
+    """hoodie.properties of the metadata table, as Hudi writes it for the data table's version."""
     name = f"{table.name}_metadata"
     database = table.props.get(C.DATABASE_NAME.key, C.DATABASE_NAME.default)
-    return {
+    props = {
         C.TABLE_NAME.key: name,
         C.TABLE_TYPE.key: "MERGE_ON_READ",
         C.TABLE_VERSION.key: "6",
@@ -83,6 +88,14 @@ def mdt_properties(table: HoodieTable) -> dict[str, str]:
         C.DROP_PARTITION_COLUMNS.key: "false",
         C.TABLE_CHECKSUM.key: table_checksum(database, name),
     }
+    if table.version >= 8:
+        version = str(table.version)
+        props.update({C.TABLE_VERSION.key: version, C.INITIAL_TABLE_VERSION.key: version,
+                      C.TIMELINE_LAYOUT_VERSION.key: "2", C.TIMELINE_PATH.key: C.TIMELINE_PATH.default,
+                      C.TIMELINE_HISTORY_PATH.key: C.TIMELINE_HISTORY_PATH.default,
+                      C.ARCHIVELOG_FOLDER.key: C.TIMELINE_HISTORY_PATH.default, C.KEYGEN_TYPE.alternatives[0]: KEYGEN_TYPE,
+                      C.RECORD_MERGE_MODE.key: "CUSTOM", C.RECORD_MERGE_STRATEGY_ID.key: PAYLOAD_MERGE_STRATEGY})
+    return props
 
 
 def open_mdt(table: HoodieTable) -> HoodieTable | None:
@@ -93,7 +106,10 @@ def open_mdt(table: HoodieTable) -> HoodieTable | None:
 def create_mdt(table: HoodieTable) -> HoodieTable:
     storage = mdt_storage(table)
     props = mdt_properties(table)
-    storage.mkdirs(f"{META_DIR}/{props[C.ARCHIVELOG_FOLDER.key]}")
+    if table.version >= 8:
+        storage.mkdirs(f"{META_DIR}/{C.TIMELINE_PATH.default}/{C.TIMELINE_HISTORY_PATH.default}")
+    else:
+        storage.mkdirs(f"{META_DIR}/{props[C.ARCHIVELOG_FOLDER.key]}")
     storage.write_text(PROPERTIES_FILE, write_properties_text(props))
     return HoodieTable(storage, props)
 
@@ -107,7 +123,11 @@ def delete_mdt(table: HoodieTable) -> HoodieTable:
         C.TABLE_METADATA_PARTITIONS_INFLIGHT.key) else table
 
 
-def init_instant(data_time: str | None, index: int) -> str:
+def init_instant(data_time: str | None, index: int, table_version: int = 6) -> str:
+    """The instant that builds metadata partition number ``index``: after the newest completed
+    data instant (version 6), or from the zero time whenever it is built (version 8+)."""
+    if table_version >= 8:
+        return f"{ZERO_TIME}{index:03d}"
     return f"{data_time or ZERO_TIME}{INIT_SUFFIX + index:03d}"
 
 

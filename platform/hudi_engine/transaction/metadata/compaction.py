@@ -2,7 +2,7 @@
 each file group's base HFile and trusted log blocks are merged into a new base HFile, so lookups
 read one sorted file again. As in Hudi, it waits while any data write older than the newest delta
 commit is pending (its records could still be rolled back) and takes the instant time
-``<newest delta commit>001``. Slices older than the one before the new base are then deleted.
+``<newest delta commit>001`` (version 6) or a new one (version 8+). Slices older than the one before the new base are then deleted.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from ...table.pending import compaction_operation, delta_commits_since_compactio
 from ...timeline.avro_models import COMPACTION_PLAN, encode_instant_avro
 from ...timeline.commit_metadata import commit_metadata
 from ...threads import parallel_map
-from ...timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, WRITE_ACTIONS, Instant, State
+from ...timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, WRITE_ACTIONS, Instant, State, new_instant_time
 from ..commit import complete
 
 KEEP_SLICES = 2      # the newest base and the one before it, for readers still on the old one
@@ -42,7 +42,9 @@ def compact_if_due(mdt: HoodieTable, table: HoodieTable, current: str, spark=Non
     blocked = [i for i in table.timeline.pending(WRITE_ACTIONS) if i.timestamp != current and i.timestamp < newest]
     if blocked:
         return mdt
-    compact(mdt, table, newest + COMPACTION_SUFFIX, spark)
+    # Hudi 1.x (version 8+) gives a compaction an instant time of its own.
+    instant = new_instant_time(mdt.timeline.last_instant_time) if mdt.version >= 8 else newest + COMPACTION_SUFFIX
+    compact(mdt, table, instant, spark)
     return mdt.reload()
 
 

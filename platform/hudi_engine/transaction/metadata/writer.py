@@ -98,11 +98,6 @@ def ensure_metadata(spark, table: HoodieTable, cfg: HoodieConfig) -> HoodieTable
     have = current_partitions(table)
     if not wanted:
         return delete_mdt(table) if (have or mdt_storage(table).exists("")) else table
-    if table.version >= 8:
-        raise HoodieConfigError(
-            f"table {table.name} is of version {table.version}, whose metadata table this engine does not write "
-            f"yet: set {C.METADATA_ENABLE.key}=false (a metadata table Hudi left there is then deleted, as Hudi's "
-            "own writer does), or write a version 6 table")
     dropped = [p for p in have if p not in wanted]
     if dropped:
         storage = mdt_storage(table)
@@ -132,7 +127,7 @@ def _build(spark, table: HoodieTable, have: list[str], missing: list[str], cfg: 
     anchor = completed[-1].timestamp if completed else None
     listing = _committed_files(table)
     for partition in missing:
-        instant = init_instant(anchor, ORDER.index(partition))
+        instant = init_instant(anchor, ORDER.index(partition), table.version)
         log.info(f"building metadata partition {partition} of {table.name} at {instant}")
         if partition == RECORD_INDEX:
             stats = _build_record_index(spark, table, mdt, instant, cfg)
@@ -358,6 +353,8 @@ class _Sync:
         stats = []
         for partition in self.partitions:
             bases = _indexed_bases(slices.get(partition, {}))
+            if mdt.version >= 8:       # a log file is named by its own delta commit (Hudi 1.x)
+                bases = {i: self.instant for i in bases}
             if partition == RECORD_INDEX:
                 if rli is not None:
                     stats += _write_changes(self.spark, mdt, self.instant, rli, len(bases), bases)

@@ -86,6 +86,9 @@ WRITE_TABLE_VERSION = define(
     "Table version a new table is created with: 6 (Hudi 0.14/0.15, read by every engine) or 8 (Hudi 1.0: "
     "completion times on the timeline, Avro commit metadata, log files named by their own delta commit).",
     choices=("6", "8"))
+AUTO_UPGRADE = define("hoodie.write.auto.upgrade", True,
+                      "A write asking for a newer hoodie.write.table.version than its table's upgrades the table "
+                      "first (6 to 8); false refuses such a write.")
 INITIAL_TABLE_VERSION = define("hoodie.table.initial.version", None,
                                "Table version the table was created with (version 8+).")
 TIMELINE_LAYOUT_VERSION = define("hoodie.timeline.layout.version", 1, "Timeline layout version.")

@@ -5,12 +5,16 @@ record-index lookups). Reads only ``.hoodie/`` and file listings, so it
 works on any table, ours or written by Apache Hudi, local or on object storage.
 
 ``change-type --to COW|MOR`` changes the table's type, as Hudi's CLI ``table change-table-type``
-does: to merge-on-read at once; to copy-on-write after compacting every log file (with Spark)."""
+does: to merge-on-read at once; to copy-on-write after compacting every log file (with Spark).
+``upgrade --to-version 8`` upgrades a version 6 table to Hudi 1.0's version 8 (Hudi CLI's
+``upgrade table``); run again, it finishes an upgrade that was killed."""
 from __future__ import annotations
 
 import argparse
 import json
 from collections import Counter
+
+from .compact import parse_conf
 
 EXAMPLE = """examples:
   hudictl table describe --base-path ./lake/orders
@@ -21,9 +25,10 @@ EXAMPLE = """examples:
   hudictl table metadata --base-path ./lake/orders --key order-42 --key order-43
   hudictl table change-type --base-path ./lake/orders --to MOR
   hudictl table change-type --base-path ./lake/orders --to COW --hoodie-conf hoodie.parquet.compression.codec=zstd
+  hudictl table upgrade --base-path ./lake/orders --to-version 8
 """
 VIEWS = ("describe", "timeline", "files", "pending", "metadata")
-CHANGES = ("change-type",)
+CHANGES = ("change-type", "upgrade")
 
 
 def add_parser(sub) -> None:
@@ -38,8 +43,10 @@ def add_parser(sub) -> None:
                                                   "lives (repeatable)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--to", metavar="TYPE", help="change-type: COW or MOR (COPY_ON_WRITE, MERGE_ON_READ)")
+    p.add_argument("--to-version", type=int, default=8, metavar="N", help="upgrade: the table version (8)")
     p.add_argument("--hoodie-conf", action="append", default=[], metavar="KEY=VALUE",
-                   help="change-type: a hoodie.* option for the compaction before a change to COW (repeatable)")
+                   help="change-type, upgrade: a hoodie.* option (the compaction's before a change to COW; the "
+                        "lock's for either) (repeatable)")
     p.set_defaults(run=run)
 
 
@@ -125,6 +132,14 @@ def run(args: argparse.Namespace) -> int:
     table = HoodieTable.load(args.base_path)
     if args.view == "change-type":
         return change_type(table, args.to, args.hoodie_conf)
+    if args.view == "upgrade":
+        from hudi_engine.api import upgrade_table
+
+        before = table.version
+        upgraded = upgrade_table(table, args.to_version, parse_conf(args.hoodie_conf))
+        print(f"{upgraded.name} is at version {upgraded.version}"
+              + (f" (was {before})" if before != upgraded.version else " already"))
+        return 0
     result = {"describe": lambda: describe(table), "timeline": lambda: timeline_rows(table, args.limit),
               "files": lambda: file_rows(table, args.partition), "pending": lambda: pending_rows(table),
               "metadata": lambda: metadata_rows(table, args.key)}[args.view]()
@@ -144,8 +159,6 @@ def run(args: argparse.Namespace) -> int:
 
 def change_type(table, to: str | None, conf: list[str]) -> int:
     from hudi_engine.api import change_table_type, table_type_named
-
-    from .compact import parse_conf
 
     if not to:
         raise SystemExit("hudictl table change-type needs --to COW or --to MOR")

@@ -228,8 +228,8 @@ def test_what_version_8_does_not_write_yet_is_refused_by_name(spark, table_path,
     df = spark.createDataFrame([("a", "apple", "eu", 1)], FRUIT_SCHEMA)
     with pytest.raises(HoodieConfigError, match="'9' is not valid; use one of 6, 8"):
         write(df, str(tmp_path / "v9"), {**options("COPY_ON_WRITE", "insert"), "hoodie.write.table.version": "9"})
-    v6 = str(tmp_path / "v6")
-    write(df, v6, {**FRUIT_OPTIONS, "hoodie.datasource.write.operation": "insert"})
-    with pytest.raises(HoodieConfigError, match="upgrading or downgrading a table is not supported yet"):
-        write(df, v6, {**FRUIT_OPTIONS, "hoodie.write.table.version": "8"})
-    assert HoodieTable.load(v6).version == 6
+    v8 = str(tmp_path / "v8")
+    write(df, v8, options("COPY_ON_WRITE", "insert"))
+    with pytest.raises(HoodieConfigError, match="downgrading is not supported yet"):
+        write(df, v8, {**FRUIT_OPTIONS, "hoodie.write.table.version": "6"})
+    assert HoodieTable.load(v8).version == 8

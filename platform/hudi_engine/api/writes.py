@@ -10,6 +10,7 @@ from ..config import HoodieConfig
 from ..errors import HoodieConfigError
 from ..services.compaction import compact_inline
 from ..services.inline import table_services_after_commit
+from ..services.upgrade import upgrade_for_write
 from ..spark_jobs import storage_scope
 from ..storage.options import scoped
 from ..sync import sync_after_commit
@@ -34,6 +35,7 @@ def write(df: DataFrame | pa.Table, base_path: str, options: dict | None = None,
             raise HoodieConfigError(f"{', '.join(wanted)} run on Spark: write a Spark DataFrame, or leave them "
                                     "off and run the service with hudictl (a table service job)")
     with storage_scope(spark, options) if spark is not None else scoped(options):
+        upgrade_for_write(base_path, options, spark)
         committed = write_operation(df, base_path, options, extra_metadata)
         table = HoodieTable.load(base_path)
         cfg = HoodieConfig({**(options or {}), **table.props})

@@ -124,13 +124,16 @@ class FileSystemView:
         Table version 6 names a log file after its slice's base instant, so it joins the latest
         base at or before that name. Hudi 1.x names it after its own delta commit and slices by
         completion time: it joins the latest base requested before that commit completed (a
-        pending one joins the latest slice). A log with no base before it starts a slice."""
+        pending one joins the latest slice). A log named by an instant older than the active
+        timeline (archived, or a table upgraded from version 6) joins the latest base at or before
+        its name. A log with no base before it starts a slice."""
         by_completion = self.timeline.layout_version >= 2
+        start = self.timeline.start
         for partition, log in sorted(logs, key=lambda x: x[1].order):
             if as_of is not None and log.instant > as_of:
                 continue
             group = slices[(partition, log.file_id)]
-            if by_completion:
+            if by_completion and not (start is not None and log.instant < start):
                 instant = self.timeline.get(log.instant)
                 done = instant.completion_time if instant is not None and instant.is_completed else None
                 bases = [k for k in group if done is None or k < done]

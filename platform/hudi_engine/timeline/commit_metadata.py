@@ -13,6 +13,8 @@ from .instant import CLEAN, CLUSTERING, REPLACE_COMMIT, RESTORE, ROLLBACK, SAVEP
 _AVRO_STAT_FIELDS = frozenset(
     f["name"] for f in next(t for t in schema_for(COMMIT_METADATA)["fields"]
                             if t["name"] == "partitionToWriteStats")["type"][1]["values"]["items"]["fields"])
+_AVRO_FIELDS = {kind: frozenset(f["name"] for f in schema_for(kind)["fields"])
+                for kind in (COMMIT_METADATA, REPLACE_COMMIT_METADATA)}
 # Actions whose completed file is an Avro record (the rest hold commit metadata JSON).
 _AVRO_RECORDS = {CLEAN: CLEAN_METADATA, ROLLBACK: "HoodieRollbackMetadata", SAVEPOINT: SAVEPOINT_METADATA,
                  RESTORE: RESTORE_METADATA}
@@ -73,14 +75,15 @@ def commit_metadata_json(metadata: dict) -> bytes:
 
 def encode_commit_metadata(metadata: dict, layout_version: int, replace: bool = False) -> bytes:
     """Commit metadata (a write's, or an ``.inflight`` file's workload profile) in the layout's form.
-    The Avro record has no place for the JSON-only write-stat fields (``recordsStats``): they are
-    left out, as Hudi's conversion leaves them."""
+    The Avro record has no place for JSON-only fields (``recordsStats`` of a write stat, replaced
+    file ids of a plain commit): they are left out, as Hudi's conversion leaves them."""
     if layout_version < 2:
         return commit_metadata_json(metadata)
+    kind = REPLACE_COMMIT_METADATA if replace else COMMIT_METADATA
     stats = {partition: [{k: v for k, v in stat.items() if k in _AVRO_STAT_FIELDS} for stat in group]
              for partition, group in (metadata.get("partitionToWriteStats") or {}).items()}
-    return encode_instant_avro(REPLACE_COMMIT_METADATA if replace else COMMIT_METADATA,
-                               {**metadata, "partitionToWriteStats": stats})
+    return encode_instant_avro(kind, {**{k: v for k, v in metadata.items() if k in _AVRO_FIELDS[kind]},
+                                      "partitionToWriteStats": stats})
 
 
 def encode_completed(action: str, metadata: dict, layout_version: int = 1) -> bytes:

@@ -89,7 +89,8 @@ def check_write_version(table: HoodieTable, cfg: HoodieConfig) -> None:
     if cfg.contains(C.WRITE_TABLE_VERSION) and cfg.get(C.WRITE_TABLE_VERSION) != table.version:
         raise HoodieConfigError(
             f"{C.WRITE_TABLE_VERSION.key}={cfg.get(C.WRITE_TABLE_VERSION)} but {table.base_path} is a table of "
-            f"version {table.version}: upgrading or downgrading a table is not supported yet. Drop the option "
+            f"version {table.version}. Upgrade it first (hudictl table upgrade --to-version N, or "
+            f"{C.AUTO_UPGRADE.key}=true for versions 6 to 8; downgrading is not supported yet), or drop the option "
             "to write the table at its version")
 
 

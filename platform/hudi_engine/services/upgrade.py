@@ -1,0 +1,134 @@
+"""Upgrading a table from version 6 to 8, as Hudi 1.0's SixToEightUpgradeHandler does: every
+active instant moves to ``.hoodie/timeline/``, a completed one named with its completion time (its
+file's modification time, the only record of it a version 6 timeline has) and commit metadata
+rewritten as Avro; ``hoodie.properties`` gains the 1.x keys (merge mode and strategy, timeline
+paths). Log files keep their names: a version 6 log is named after its slice's base instant, which
+completion-time slicing places in that same slice.
+
+Crash-safe and resumable: the new timeline is written first (a version 6 reader does not look in
+``timeline/``), then ``hoodie.properties`` switches the version in one write, then the old instant
+files go. Run again after a crash, it starts over before the switch and finishes the clean-up after
+it. The metadata table is dropped first (its partitions unlisted) and rebuilt at version 8 by the
+next write that wants it. The archived timeline stays where it is: writing Hudi 1.x's LSM history
+is not done yet, so archived instants are no longer read once the table is at version 8.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+
+from .. import config as C
+from ..concurrency.locks import locked_table
+from ..concurrency.settings import concurrency
+from ..config import HoodieConfig
+from ..errors import HoodieConfigError, HoodieError
+from ..metadata_table.layout import delete_mdt
+from ..table.meta_client import MERGE_STRATEGY_IDS, PROPERTIES_FILE, HoodieTable
+from ..table.properties import write_properties_text
+from ..timeline.avro_models import parse_commit_metadata
+from ..timeline.commit_metadata import encode_commit_metadata
+from ..timeline.instant import (COMMIT, DELTA_COMMIT, REPLACE_COMMIT, WRITE_ACTIONS, Instant, State,
+                                format_instant_time, parse_instant_file_name)
+from ..timeline.timeline import META_DIR, Timeline
+from ..transaction.recovery import rollback_failed_writes
+from ..transaction.restore import finish_pending_restore
+
+log = logging.getLogger(__name__)
+
+UPGRADABLE = {6: 8}
+_COMMIT_METADATA_ACTIONS = (COMMIT, DELTA_COMMIT, REPLACE_COMMIT)
+_PAYLOAD_MODES = {"org.apache.hudi.common.model.DefaultHoodieRecordPayload": "EVENT_TIME_ORDERING",
+                  "org.apache.hudi.common.model.EventTimeAvroPayload": "EVENT_TIME_ORDERING"}
+
+
+def upgraded_properties(props: dict[str, str]) -> dict[str, str]:
+    """A version 6 table's properties at version 8: what Hudi 1.0 adds (the initial version stays
+    unset, as Hudi leaves it for upgraded tables)."""
+    mode = _PAYLOAD_MODES.get(props.get(C.PAYLOAD_CLASS.key, ""), "COMMIT_TIME_ORDERING")
+    return {**props, C.TABLE_VERSION.key: "8", C.TIMELINE_LAYOUT_VERSION.key: "2",
+            C.TIMELINE_PATH.key: C.TIMELINE_PATH.default, C.TIMELINE_HISTORY_PATH.key: C.TIMELINE_HISTORY_PATH.default,
+            C.RECORD_MERGE_MODE.key: mode, C.RECORD_MERGE_STRATEGY_ID.key: MERGE_STRATEGY_IDS[mode]}
+
+
+def completion_time(instant_time: str, mtime_ns: int | None, utc: bool) -> str:
+    """A completed version 6 instant's completion time: its file's modification time, never before
+    the instant itself (clocks of several writers, copies that reset the time)."""
+    if mtime_ns is None:
+        return instant_time
+    moment = _dt.datetime.fromtimestamp(mtime_ns / 1e9, _dt.timezone.utc if utc else None)
+    if utc:
+        moment = moment.replace(tzinfo=None)
+    return max(format_instant_time(moment), instant_time)
+
+
+def converted(instant: Instant, content: bytes) -> bytes:
+    """An instant file's content at version 8: commit metadata (a completed write's, an inflight
+    write's workload profile) as Avro; plans and the Avro records of other actions unchanged."""
+    commit_metadata = instant.action in _COMMIT_METADATA_ACTIONS and (
+        instant.is_completed or (instant.state == State.INFLIGHT and instant.action != REPLACE_COMMIT))
+    if not commit_metadata or not content.strip():
+        return content
+    return encode_commit_metadata(parse_commit_metadata(content), 2,
+                                  replace=instant.action == REPLACE_COMMIT and instant.is_completed)
+
+
+def upgrade_table(table: HoodieTable, to_version: int = 8, options: dict | None = None, spark=None) -> HoodieTable:
+    """The table at ``to_version`` (only 6 → 8 for now); a table already there is finished (an
+    upgrade killed after its switch leaves old instant files behind) and returned."""
+    if table.version == to_version:
+        _drop_layout_1_files(table)
+        return table
+    if UPGRADABLE.get(table.version) != to_version:
+        raise HoodieConfigError(
+            f"cannot upgrade {table.name} from version {table.version} to {to_version}: this engine upgrades "
+            + ", ".join(f"{a} to {b}" for a, b in UPGRADABLE.items()))
+    cfg = HoodieConfig({**(options or {}), **table.props})
+    conc = concurrency(cfg)
+    with locked_table(table, cfg, f"upgrading to version {to_version}") as table:
+        table = rollback_failed_writes(finish_pending_restore(table), conc.failed_writes, conc.heartbeat_expiry_ms,
+                                       spark)
+        pending = table.timeline.pending(WRITE_ACTIONS)
+        if pending:
+            raise HoodieError(
+                f"cannot upgrade {table.name} while {pending[0].action} {pending[0].timestamp} is pending (a writer "
+                "still running, or a clustering: hudictl cluster --mode execute); run the upgrade once it is done")
+        table = delete_mdt(table)
+        utc = cfg.get_str(C.TIMELINE_TIMEZONE).upper() == "UTC"
+        target = Timeline(table.storage, (), 2, f"{META_DIR}/{C.TIMELINE_PATH.default}")
+        table.storage.mkdirs(f"{target.timeline_dir}/{C.TIMELINE_HISTORY_PATH.default}")
+        moved = 0
+        for info in table.storage.list(META_DIR):
+            instant = parse_instant_file_name(info.path.rsplit("/", 1)[-1])
+            if instant is None:
+                continue
+            if instant.is_completed:
+                instant = Instant(instant.timestamp, instant.action, instant.state,
+                                  completion_time(instant.timestamp, info.mtime_ns, utc))
+            table.storage.write_bytes(target.path_of(instant), converted(instant, table.storage.read_bytes(info.path)))
+            moved += 1
+        props = upgraded_properties(table.props)
+        table.storage.write_text(PROPERTIES_FILE, write_properties_text(props))
+        upgraded = HoodieTable(table.storage, props)
+        _drop_layout_1_files(upgraded)
+    log.info(f"upgraded {upgraded.name} to version {to_version}: {moved} instant files moved to {target.timeline_dir}")
+    return upgraded
+
+
+def upgrade_for_write(base_path: str, options: dict | None, spark=None) -> None:
+    """Hudi's ``hoodie.write.auto.upgrade``: a write asking for a newer ``hoodie.write.table.version``
+    than its table's upgrades the table first (the writer refuses any other mismatch)."""
+    cfg = HoodieConfig(options)
+    if not cfg.contains(C.WRITE_TABLE_VERSION) or not cfg.get(C.AUTO_UPGRADE) or not HoodieTable.exists(base_path):
+        return
+    table = HoodieTable.load(base_path)
+    wanted = cfg.get(C.WRITE_TABLE_VERSION)
+    if UPGRADABLE.get(table.version) == wanted:
+        log.info(f"{C.WRITE_TABLE_VERSION.key}={wanted}: upgrading {table.name} from version {table.version}")
+        upgrade_table(table, wanted, options, spark)
+
+
+def _drop_layout_1_files(table: HoodieTable) -> None:
+    if table.layout_version < 2:
+        return
+    old = [f.path for f in table.storage.list(META_DIR) if parse_instant_file_name(f.path.rsplit("/", 1)[-1])]
+    table.storage.delete_many(old)

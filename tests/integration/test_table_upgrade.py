@@ -1,0 +1,121 @@
+"""Upgrading a version 6 table to version 8 (Hudi 1.0) with real Spark: a merge-on-read table with
+log files named by base instants, a compaction, a clean and a metadata table reads the same in both
+readers after ``hudictl table upgrade`` (snapshot, time travel, read-optimized), then takes version 8
+writes and services; an upgrade killed before or after its switch is finished by running it again;
+a write asking for version 8 upgrades its table first unless ``hoodie.write.auto.upgrade=false``."""
+from __future__ import annotations
+
+import pytest
+
+from hudi_engine import read, write
+from hudi_engine.api import open_mdt, upgrade_table
+from hudi_engine.errors import HoodieConfigError
+from hudi_engine.services import upgrade
+from hudi_engine.services.clean import run_clean
+from hudi_engine.services.compaction import run_compactions, schedule_compaction
+from hudi_engine.storage import Storage
+from hudi_engine.table.meta_client import HoodieTable
+from hudi_engine.timeline.instant import parse_instant_file_name
+from hudictl.cli import main
+from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA
+from tests.support.hudi_rs import hudi_rs_read, rows
+
+pytestmark = pytest.mark.spark
+COLS = ["name", "fruit", "region", "ts"]
+MOR = {**FRUIT_OPTIONS, "hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.parquet.small.file.limit": "0",
+       "hoodie.clean.automatic": "false"}
+
+
+def put(spark, path, batch, **extra) -> str:
+    return write(spark.createDataFrame(batch, FRUIT_SCHEMA), path,
+                 {**MOR, "hoodie.datasource.write.operation": "upsert", **extra})
+
+
+def both(spark, path, **query) -> list[tuple]:
+    ours = sorted(tuple(r[c] for c in COLS) for r in read(spark, path, query).select(*COLS).collect())
+    theirs = rows(hudi_rs_read(path, as_of=query.get("as.of.instant"),
+                               read_optimized=query.get("hoodie.datasource.query.type") == "read_optimized"), COLS)
+    assert ours == theirs, "our reader and hudi-rs disagree"
+    return ours
+
+
+def layout_1_files(path) -> list[str]:
+    return [f.path for f in Storage(path).list(".hoodie") if parse_instant_file_name(f.path.rsplit("/", 1)[-1])]
+
+
+def version_6_table(spark, path) -> tuple[str, dict]:
+    """Inserts, logs named by a base instant, a compaction, logs named by the compaction, a clean."""
+    first = put(spark, path, [("a", "apple", "eu", 1), ("b", "banana", "us", 1), ("c", "cherry", "eu", 1)])
+    put(spark, path, [("a", "apricot", "eu", 2)])
+    schedule_compaction(HoodieTable.load(path), {}, force=True)
+    run_compactions(spark, HoodieTable.load(path))
+    put(spark, path, [("b", "blueberry", "us", 3), ("d", "date", "us", 3)])
+    assert run_clean(HoodieTable.load(path), {"hoodie.cleaner.commits.retained": "1"}, force=True) is not None
+    assert HoodieTable.load(path).version == 6 and open_mdt(HoodieTable.load(path)) is not None
+    views = {"snapshot": {}, "read_optimized": {"hoodie.datasource.query.type": "read_optimized"}}
+    return first, {name: both(spark, path, **q) for name, q in views.items()}
+
+
+def test_hudictl_upgrades_a_version_6_table_that_then_takes_version_8_writes(spark, table_path, capsys):
+    first, before = version_6_table(spark, table_path)
+    instants = [(i.timestamp, i.action) for i in HoodieTable.load(table_path).timeline.instants]
+
+    assert main(["table", "upgrade", "--base-path", table_path, "--to-version", "8"]) == 0
+    assert "is at version 8 (was 6)" in capsys.readouterr().out
+    table = HoodieTable.load(table_path)
+    assert (table.version, table.layout_version) == (8, 2)
+    assert table.props["hoodie.record.merge.mode"] == "EVENT_TIME_ORDERING"
+    assert [(i.timestamp, i.action) for i in table.timeline.instants] == instants
+    assert all(i.completion_time >= i.timestamp for i in table.timeline.instants)
+    assert layout_1_files(table_path) == []
+    assert open_mdt(table) is None                       # rebuilt at version 8 by the next write
+    assert both(spark, table_path) == before["snapshot"]
+    assert both(spark, table_path, **{"hoodie.datasource.query.type": "read_optimized"}) == before["read_optimized"]
+
+    put(spark, table_path, [("c", "clementine", "eu", 4)])
+    expected = sorted(before["snapshot"][:2] + [("c", "clementine", "eu", 4), ("d", "date", "us", 3)])
+    assert both(spark, table_path) == expected
+    table = HoodieTable.load(table_path)
+    assert open_mdt(table).version == 8
+    newest = table.timeline.instants[-1].timestamp
+    assert any(f"_{newest}.log.1_" in f.path for s in table.fs_view().latest_file_slices() for f in s.log_files)
+    compaction = schedule_compaction(table, {}, force=True)
+    assert run_compactions(spark, HoodieTable.load(table_path)) == [compaction.timestamp]
+    assert both(spark, table_path) == expected
+    assert main(["table", "upgrade", "--base-path", table_path]) == 0
+    assert "at version 8 already" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("dies", ["before-the-switch", "after-the-switch"])
+def test_a_killed_upgrade_is_finished_by_running_it_again(spark, table_path, monkeypatch, dies):
+    _, before = version_6_table(spark, table_path)
+    if dies == "before-the-switch":
+        real = Storage.write_text
+
+        def die_on_properties(self, rel, text):
+            if rel.endswith("hoodie.properties") and "hoodie.table.version=8" in text:
+                raise OSError("killed")
+            return real(self, rel, text)
+        monkeypatch.setattr(Storage, "write_text", die_on_properties)
+    else:
+        monkeypatch.setattr(upgrade, "_drop_layout_1_files", lambda table: (_ for _ in ()).throw(OSError("killed")))
+    with pytest.raises(OSError, match="killed"):
+        upgrade_table(HoodieTable.load(table_path))
+    monkeypatch.undo()
+    assert HoodieTable.load(table_path).version == (6 if dies == "before-the-switch" else 8)
+    assert layout_1_files(table_path)                    # the old timeline is still there
+    assert both(spark, table_path) == before["snapshot"]   # and the table reads as before, either way
+    assert upgrade_table(HoodieTable.load(table_path)).version == 8
+    assert layout_1_files(table_path) == []
+    assert both(spark, table_path) == before["snapshot"]
+
+
+def test_a_write_asking_for_version_8_upgrades_its_table_first(spark, table_path):
+    put(spark, table_path, [("a", "apple", "eu", 1)])
+    with pytest.raises(HoodieConfigError, match="Upgrade it first"):
+        put(spark, table_path, [("a", "apricot", "eu", 2)],
+            **{"hoodie.write.table.version": "8", "hoodie.write.auto.upgrade": "false"})
+    assert HoodieTable.load(table_path).version == 6
+    put(spark, table_path, [("a", "apricot", "eu", 2)], **{"hoodie.write.table.version": "8"})
+    assert HoodieTable.load(table_path).version == 8
+    assert both(spark, table_path) == [("a", "apricot", "eu", 2)]

@@ -16,12 +16,11 @@ from hudi_engine.services.compaction import run_compactions, schedule_compaction
 from hudi_engine.storage import Storage
 from hudi_engine.table.meta_client import HoodieTable
 from hudi_engine.timeline.avro_models import decode_instant_avro
-from hudi_engine.timeline.instant import COMPACTION, DELTA_COMMIT, ROLLBACK
-from hudi_engine.timeline.timeline import Timeline
-from hudi_engine.transaction.transaction import Transaction
+from hudi_engine.timeline.instant import COMPACTION, ROLLBACK
 from tests.integration.test_cow_failures import ROOT
 from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA
 from tests.support.hudi_rs import hudi_rs_read, rows
+from tests.support.lost_driver import lose_the_driver_before_delta_commits
 from tests.support.processes import kill_when
 
 pytestmark = pytest.mark.spark
@@ -52,14 +51,7 @@ def test_failed_delta_commit_is_rolled_back_with_a_command_block(spark, table_pa
 
     # The writer dies after its log blocks are on storage, before the commit (and before it could
     # roll itself back): what a lost driver leaves.
-    real_complete = Timeline.complete
-
-    def die_on_delta_commit(self, instant, content):
-        if instant.action == DELTA_COMMIT:
-            raise RuntimeError("driver lost")
-        return real_complete(self, instant, content)
-    monkeypatch.setattr(Timeline, "complete", die_on_delta_commit)
-    monkeypatch.setattr(Transaction, "abort", lambda self: False)
+    lose_the_driver_before_delta_commits(monkeypatch)
     with pytest.raises(RuntimeError, match="driver lost"):
         write(spark.createDataFrame([("jack", "banana", "eu", 2)], FRUIT_SCHEMA), table_path, op("upsert"))
     monkeypatch.undo()

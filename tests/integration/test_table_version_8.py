@@ -18,10 +18,10 @@ from hudi_engine.table.properties import read_properties_text
 from hudi_engine.timeline.avro_models import decode_instant_avro
 from hudi_engine.timeline.instant import DELTA_COMMIT, State
 from hudi_engine.timeline.timeline import Timeline
-from hudi_engine.transaction.transaction import Transaction
 from tests.conftest import unzip_fixture
 from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA
 from tests.support.hudi_rs import hudi_rs_read, rows
+from tests.support.lost_driver import lose_the_driver_before_delta_commits
 
 pytestmark = pytest.mark.spark
 COLS = ["name", "fruit", "region", "ts"]
@@ -145,14 +145,7 @@ def test_a_failed_delta_commit_of_a_version_8_table_is_rolled_back_by_deleting_i
     """A log file of version 8 is the write's own: the rollback deletes it (no command block)."""
     kind = "MERGE_ON_READ"
     put(spark, table_path, kind, [("a", "apple", "eu", 1)], "insert")
-    real_complete = Timeline.complete
-
-    def die_on_delta_commit(self, instant, content):
-        if instant.action == DELTA_COMMIT:
-            raise RuntimeError("driver lost")
-        return real_complete(self, instant, content)
-    monkeypatch.setattr(Timeline, "complete", die_on_delta_commit)
-    monkeypatch.setattr(Transaction, "abort", lambda self: False)
+    lose_the_driver_before_delta_commits(monkeypatch)
     with pytest.raises(RuntimeError, match="driver lost"):
         put(spark, table_path, kind, [("a", "avocado", "eu", 2)])
     monkeypatch.undo()

@@ -6,8 +6,9 @@ works on any table, ours or written by Apache Hudi, local or on object storage.
 
 ``change-type --to COW|MOR`` changes the table's type, as Hudi's CLI ``table change-table-type``
 does: to merge-on-read at once; to copy-on-write after compacting every log file (with Spark).
-``upgrade --to-version 8`` upgrades a version 6 table to Hudi 1.0's version 8 (Hudi CLI's
-``upgrade table``); run again, it finishes an upgrade that was killed."""
+``upgrade --to-version 8`` upgrades a version 6 table to Hudi 1.0's version 8 and ``downgrade
+--to-version 6`` brings it back, compacting a merge-on-read table's logs first (Hudi CLI's
+``upgrade table`` / ``downgrade table``); run again, either finishes one that was killed."""
 from __future__ import annotations
 
 import argparse
@@ -26,9 +27,10 @@ EXAMPLE = """examples:
   hudictl table change-type --base-path ./lake/orders --to MOR
   hudictl table change-type --base-path ./lake/orders --to COW --hoodie-conf hoodie.parquet.compression.codec=zstd
   hudictl table upgrade --base-path ./lake/orders --to-version 8
+  hudictl table downgrade --base-path ./lake/orders --to-version 6
 """
 VIEWS = ("describe", "timeline", "files", "pending", "metadata")
-CHANGES = ("change-type", "upgrade")
+CHANGES = ("change-type", "upgrade", "downgrade")
 
 
 def add_parser(sub) -> None:
@@ -43,7 +45,8 @@ def add_parser(sub) -> None:
                                                   "lives (repeatable)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--to", metavar="TYPE", help="change-type: COW or MOR (COPY_ON_WRITE, MERGE_ON_READ)")
-    p.add_argument("--to-version", type=int, default=8, metavar="N", help="upgrade: the table version (8)")
+    p.add_argument("--to-version", type=int, metavar="N",
+                   help="upgrade, downgrade: the table version (default 8 to upgrade, 6 to downgrade)")
     p.add_argument("--hoodie-conf", action="append", default=[], metavar="KEY=VALUE",
                    help="change-type, upgrade: a hoodie.* option (the compaction's before a change to COW; the "
                         "lock's for either) (repeatable)")
@@ -132,14 +135,8 @@ def run(args: argparse.Namespace) -> int:
     table = HoodieTable.load(args.base_path)
     if args.view == "change-type":
         return change_type(table, args.to, args.hoodie_conf)
-    if args.view == "upgrade":
-        from hudi_engine.api import upgrade_table
-
-        before = table.version
-        upgraded = upgrade_table(table, args.to_version, parse_conf(args.hoodie_conf))
-        print(f"{upgraded.name} is at version {upgraded.version}"
-              + (f" (was {before})" if before != upgraded.version else " already"))
-        return 0
+    if args.view in ("upgrade", "downgrade"):
+        return change_version(table, args.view, args.to_version, args.hoodie_conf)
     result = {"describe": lambda: describe(table), "timeline": lambda: timeline_rows(table, args.limit),
               "files": lambda: file_rows(table, args.partition), "pending": lambda: pending_rows(table),
               "metadata": lambda: metadata_rows(table, args.key)}[args.view]()
@@ -177,6 +174,29 @@ def change_type(table, to: str | None, conf: list[str]) -> int:
         if spark is not None:
             spark.stop()
     print(f"{changed.name} is now {changed.table_type}")
+    return 0
+
+
+def change_version(table, direction: str, to_version: int | None, conf: list[str]) -> int:
+    from hudi_engine.api import downgrade_table, upgrade_table
+
+    before = table.version
+    target = to_version or (8 if direction == "upgrade" else 6)
+    spark = None
+    if direction == "downgrade" and table.table_type == "MERGE_ON_READ" and before != target:
+        from hudi_engine.spark import local_spark
+
+        spark = local_spark("hudictl-downgrade")             # compacts the log files first
+    try:
+        if direction == "upgrade":
+            changed = upgrade_table(table, target, parse_conf(conf))
+        else:
+            changed = downgrade_table(table, target, parse_conf(conf), spark)
+    finally:
+        if spark is not None:
+            spark.stop()
+    print(f"{changed.name} is at version {changed.version}"
+          + (f" (was {before})" if before != changed.version else " already"))
     return 0
 
 

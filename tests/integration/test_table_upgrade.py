@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 from hudi_engine import read, write
-from hudi_engine.api import open_mdt, upgrade_table
+from hudi_engine.api import downgrade_table, open_mdt, upgrade_table
 from hudi_engine.errors import HoodieConfigError
-from hudi_engine.services import upgrade
+from hudi_engine.services import table_version
 from hudi_engine.services.clean import run_clean
 from hudi_engine.services.compaction import run_compactions, schedule_compaction
 from hudi_engine.storage import Storage
@@ -41,6 +41,20 @@ def both(spark, path, **query) -> list[tuple]:
 
 def layout_1_files(path) -> list[str]:
     return [f.path for f in Storage(path).list(".hoodie") if parse_instant_file_name(f.path.rsplit("/", 1)[-1])]
+
+
+def kill(monkeypatch, dies: str, version: int, clean_up: str) -> None:
+    """The process dies as hoodie.properties switches to ``version``, or just after, in ``clean_up``."""
+    if dies == "before-the-switch":
+        real = Storage.write_text
+
+        def die_on_properties(self, rel, text):
+            if rel.endswith("hoodie.properties") and f"hoodie.table.version={version}" in text:
+                raise OSError("killed")
+            return real(self, rel, text)
+        monkeypatch.setattr(Storage, "write_text", die_on_properties)
+    else:
+        monkeypatch.setattr(table_version, clean_up, lambda table: (_ for _ in ()).throw(OSError("killed")))
 
 
 def version_6_table(spark, path) -> tuple[str, dict]:
@@ -89,16 +103,7 @@ def test_hudictl_upgrades_a_version_6_table_that_then_takes_version_8_writes(spa
 @pytest.mark.parametrize("dies", ["before-the-switch", "after-the-switch"])
 def test_a_killed_upgrade_is_finished_by_running_it_again(spark, table_path, monkeypatch, dies):
     _, before = version_6_table(spark, table_path)
-    if dies == "before-the-switch":
-        real = Storage.write_text
-
-        def die_on_properties(self, rel, text):
-            if rel.endswith("hoodie.properties") and "hoodie.table.version=8" in text:
-                raise OSError("killed")
-            return real(self, rel, text)
-        monkeypatch.setattr(Storage, "write_text", die_on_properties)
-    else:
-        monkeypatch.setattr(upgrade, "_drop_layout_1_files", lambda table: (_ for _ in ()).throw(OSError("killed")))
+    kill(monkeypatch, dies, 8, "_drop_layout_1_files")
     with pytest.raises(OSError, match="killed"):
         upgrade_table(HoodieTable.load(table_path))
     monkeypatch.undo()
@@ -119,3 +124,63 @@ def test_a_write_asking_for_version_8_upgrades_its_table_first(spark, table_path
     put(spark, table_path, [("a", "apricot", "eu", 2)], **{"hoodie.write.table.version": "8"})
     assert HoodieTable.load(table_path).version == 8
     assert both(spark, table_path) == [("a", "apricot", "eu", 2)]
+
+
+def version_8_table_with_logs(spark, path) -> list[tuple]:
+    version_6_table(spark, path)
+    put(spark, path, [("a", "avocado", "eu", 5)], **{"hoodie.write.table.version": "8"})    # upgrades
+    put(spark, path, [("e", "elderberry", "us", 5)])
+    table = HoodieTable.load(path)
+    assert table.version == 8 and any(s.log_files for s in table.fs_view().latest_file_slices())
+    return both(spark, path)
+
+
+def test_a_version_8_table_downgrades_back_to_6_compacting_its_logs(spark, table_path):
+    expected = version_8_table_with_logs(spark, table_path)
+    completed = [i.timestamp for i in HoodieTable.load(table_path).timeline.filter(completed=True)]
+
+    assert downgrade_table(HoodieTable.load(table_path), 6, spark=spark).version == 6
+    table = HoodieTable.load(table_path)
+    assert (table.version, table.layout_version) == (6, 1)
+    assert not {"hoodie.record.merge.mode", "hoodie.timeline.history.path", "hoodie.table.initial.version"} & set(
+        table.props)
+    assert not Storage(table_path).exists(".hoodie/timeline")
+    timeline = table.timeline
+    assert set(completed) < {i.timestamp for i in timeline.filter(completed=True)}     # plus the compaction
+    assert all(not s.log_files for s in table.fs_view().latest_file_slices())
+    assert both(spark, table_path) == expected
+    # A version 6 write appends a log named by its slice's base instant again.
+    put(spark, table_path, [("e", "eggplant", "us", 6)])
+    slices = HoodieTable.load(table_path).fs_view().latest_file_slices()
+    assert any(f.instant == s.base_instant for s in slices for f in s.log_files)
+    assert both(spark, table_path) == sorted([r for r in expected if r[0] != "e"] + [("e", "eggplant", "us", 6)])
+    assert open_mdt(HoodieTable.load(table_path)).version == 6
+
+
+@pytest.mark.parametrize("dies", ["before-the-switch", "after-the-switch"])
+def test_a_killed_downgrade_is_finished_by_running_it_again(spark, table_path, monkeypatch, dies):
+    expected = version_8_table_with_logs(spark, table_path)
+    kill(monkeypatch, dies, 6, "_drop_layout_2_files")
+    with pytest.raises(OSError, match="killed"):
+        downgrade_table(HoodieTable.load(table_path), spark=spark)
+    monkeypatch.undo()
+    assert HoodieTable.load(table_path).version == (8 if dies == "before-the-switch" else 6)
+    assert Storage(table_path).exists(".hoodie/timeline")
+    assert both(spark, table_path) == expected
+    assert downgrade_table(HoodieTable.load(table_path), spark=spark).version == 6
+    assert not Storage(table_path).exists(".hoodie/timeline")
+    assert both(spark, table_path) == expected
+
+
+def test_hudictl_downgrades_a_copy_on_write_table(spark, table_path, capsys):
+    """No log files to compact: the command needs no Spark of its own (a merge-on-read table's
+    downgrade starts a local session, which a test process must not share)."""
+    batch = spark.createDataFrame([("a", "apple", "eu", 1)], FRUIT_SCHEMA)
+    write(batch, table_path, {**FRUIT_OPTIONS, "hoodie.write.table.version": "8"})
+    write(batch, table_path, {**FRUIT_OPTIONS})
+    assert main(["table", "downgrade", "--base-path", table_path]) == 0
+    assert "is at version 6 (was 8)" in capsys.readouterr().out
+    assert [i.action for i in HoodieTable.load(table_path).timeline.instants] == ["commit", "commit"]
+    assert both(spark, table_path) == [("a", "apple", "eu", 1)]
+    assert main(["table", "downgrade", "--base-path", table_path]) == 0
+    assert "at version 6 already" in capsys.readouterr().out

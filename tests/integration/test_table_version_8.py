@@ -223,6 +223,6 @@ def test_what_version_8_does_not_write_yet_is_refused_by_name(spark, table_path,
         write(df, str(tmp_path / "v9"), {**options("COPY_ON_WRITE", "insert"), "hoodie.write.table.version": "9"})
     v8 = str(tmp_path / "v8")
     write(df, v8, options("COPY_ON_WRITE", "insert"))
-    with pytest.raises(HoodieConfigError, match="downgrading is not supported yet"):
+    with pytest.raises(HoodieConfigError, match="downgrade it \\(hudictl table downgrade"):
         write(df, v8, {**FRUIT_OPTIONS, "hoodie.write.table.version": "6"})
     assert HoodieTable.load(v8).version == 8

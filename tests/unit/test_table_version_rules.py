@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 
-from hudi_engine.services.upgrade import completion_time, converted, upgraded_properties
+from hudi_engine.services.table_version import completion_time, converted, upgraded_properties
 from hudi_engine.timeline.avro_models import AVRO_MAGIC, decode_instant_avro, parse_commit_metadata
 from hudi_engine.timeline.commit_metadata import commit_metadata, encode_commit_metadata, encode_completed
 from hudi_engine.timeline.instant import Instant, State

@@ -10,7 +10,7 @@ from ..config import HoodieConfig
 from ..errors import HoodieConfigError
 from ..services.compaction import compact_inline
 from ..services.inline import table_services_after_commit
-from ..services.upgrade import upgrade_for_write
+from ..services.table_version import upgrade_for_write
 from ..spark_jobs import storage_scope
 from ..storage.options import scoped
 from ..sync import sync_after_commit

@@ -90,8 +90,8 @@ def check_write_version(table: HoodieTable, cfg: HoodieConfig) -> None:
         raise HoodieConfigError(
             f"{C.WRITE_TABLE_VERSION.key}={cfg.get(C.WRITE_TABLE_VERSION)} but {table.base_path} is a table of "
             f"version {table.version}. Upgrade it first (hudictl table upgrade --to-version N, or "
-            f"{C.AUTO_UPGRADE.key}=true for versions 6 to 8; downgrading is not supported yet), or drop the option "
-            "to write the table at its version")
+            f"{C.AUTO_UPGRADE.key}=true), or downgrade it (hudictl table downgrade --to-version N), or drop the "
+            "option to write the table at its version")
 
 
 def create_table(base_path: str, cfg: HoodieConfig, data_schema: pa.Schema) -> HoodieTable:

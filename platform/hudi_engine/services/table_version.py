@@ -1,4 +1,7 @@
-"""Upgrading a table from version 6 to 8, as Hudi 1.0's SixToEightUpgradeHandler does: every
+"""Upgrading a table from version 6 to 8, and downgrading it back, as Hudi 1.0's upgrade and
+downgrade handlers do.
+
+Upgrade (SixToEightUpgradeHandler): every
 active instant moves to ``.hoodie/timeline/``, a completed one named with its completion time (its
 file's modification time, the only record of it a version 6 timeline has) and commit metadata
 rewritten as Avro; ``hoodie.properties`` gains the 1.x keys (merge mode and strategy, timeline
@@ -11,6 +14,12 @@ files go. Run again after a crash, it starts over before the switch and finishes
 it. The metadata table is dropped first (its partitions unlisted) and rebuilt at version 8 by the
 next write that wants it. The archived timeline stays where it is: writing Hudi 1.x's LSM history
 is not done yet, so archived instants are no longer read once the table is at version 8.
+
+Downgrade (EightToSixDowngradeHandler): failed writes are rolled back and a merge-on-read table is
+compacted until no latest slice has log files (a version 8 log is named by its own delta commit,
+which version 6 readers would take for a base instant); the timeline moves back to ``.hoodie/``
+with commit metadata as JSON, ``hoodie.properties`` loses the 1.x keys in one write, and
+``timeline/`` goes last. The metadata table is rebuilt at version 6 by the next write.
 """
 from __future__ import annotations
 
@@ -21,22 +30,30 @@ from .. import config as C
 from ..concurrency.locks import locked_table
 from ..concurrency.settings import concurrency
 from ..config import HoodieConfig
-from ..errors import HoodieConfigError, HoodieError
+from ..errors import HoodieConfigError
 from ..metadata_table.layout import delete_mdt
 from ..table.meta_client import MERGE_STRATEGY_IDS, PROPERTIES_FILE, HoodieTable
 from ..table.properties import write_properties_text
-from ..timeline.avro_models import parse_commit_metadata
-from ..timeline.commit_metadata import encode_commit_metadata
-from ..timeline.instant import (COMMIT, DELTA_COMMIT, REPLACE_COMMIT, WRITE_ACTIONS, Instant, State,
-                                format_instant_time, parse_instant_file_name)
+from ..timeline.avro_models import AVRO_MAGIC, parse_commit_metadata
+from ..timeline.commit_metadata import commit_metadata_json, encode_commit_metadata
+from ..timeline.instant import (CLUSTERING, COMMIT, COMPACTION, DELTA_COMMIT, LOG_COMPACTION, REPLACE_COMMIT,
+                                Instant, State, format_instant_time, parse_instant_file_name)
 from ..timeline.timeline import META_DIR, Timeline
 from ..transaction.recovery import rollback_failed_writes
 from ..transaction.restore import finish_pending_restore
+from .table_changes import compact_every_log, refuse_logs, refuse_pending
 
 log = logging.getLogger(__name__)
 
 UPGRADABLE = {6: 8}
+DOWNGRADABLE = {8: 6}
+# Keys Hudi 1.x adds to hoodie.properties, gone again at version 6.
+_V8_ONLY = (C.INITIAL_TABLE_VERSION, C.TIMELINE_PATH, C.TIMELINE_HISTORY_PATH, C.RECORD_MERGE_MODE,
+            C.RECORD_MERGE_STRATEGY_ID)
 _COMMIT_METADATA_ACTIONS = (COMMIT, DELTA_COMMIT, REPLACE_COMMIT)
+# The pending forms a completed action may have had.
+_PENDING_FORMS = {COMMIT: (COMMIT, COMPACTION), DELTA_COMMIT: (DELTA_COMMIT, LOG_COMPACTION),
+                  REPLACE_COMMIT: (REPLACE_COMMIT, CLUSTERING)}
 _PAYLOAD_MODES = {"org.apache.hudi.common.model.DefaultHoodieRecordPayload": "EVENT_TIME_ORDERING",
                   "org.apache.hudi.common.model.EventTimeAvroPayload": "EVENT_TIME_ORDERING"}
 
@@ -78,20 +95,11 @@ def upgrade_table(table: HoodieTable, to_version: int = 8, options: dict | None 
     if table.version == to_version:
         _drop_layout_1_files(table)
         return table
-    if UPGRADABLE.get(table.version) != to_version:
-        raise HoodieConfigError(
-            f"cannot upgrade {table.name} from version {table.version} to {to_version}: this engine upgrades "
-            + ", ".join(f"{a} to {b}" for a, b in UPGRADABLE.items()))
+    _refuse_unsupported(table, to_version, "upgrade", UPGRADABLE)
     cfg = HoodieConfig({**(options or {}), **table.props})
-    conc = concurrency(cfg)
     with locked_table(table, cfg, f"upgrading to version {to_version}") as table:
-        table = rollback_failed_writes(finish_pending_restore(table), conc.failed_writes, conc.heartbeat_expiry_ms,
-                                       spark)
-        pending = table.timeline.pending(WRITE_ACTIONS)
-        if pending:
-            raise HoodieError(
-                f"cannot upgrade {table.name} while {pending[0].action} {pending[0].timestamp} is pending (a writer "
-                "still running, or a clustering: hudictl cluster --mode execute); run the upgrade once it is done")
+        table = _without_failed_writes(table, cfg, spark)
+        refuse_pending(table, f"upgrade to version {to_version}")
         table = delete_mdt(table)
         utc = cfg.get_str(C.TIMELINE_TIMEZONE).upper() == "UTC"
         target = Timeline(table.storage, (), 2, f"{META_DIR}/{C.TIMELINE_PATH.default}")
@@ -114,6 +122,74 @@ def upgrade_table(table: HoodieTable, to_version: int = 8, options: dict | None 
     return upgraded
 
 
+def downgrade_table(table: HoodieTable, to_version: int = 6, options: dict | None = None,
+                    spark=None) -> HoodieTable:
+    """The table at ``to_version`` (only 8 → 6 for now; merge-on-read tables need ``spark`` to
+    compact); a table already there is finished (a downgrade killed after its switch) and returned."""
+    if table.version == to_version:
+        _drop_layout_2_files(table)
+        return table
+    _refuse_unsupported(table, to_version, "downgrade", DOWNGRADABLE)
+    change = f"downgrade to version {to_version}"
+    cfg = HoodieConfig({**(options or {}), **table.props})
+    with locked_table(table, cfg, f"rolling back failed writes to {change}") as table:
+        table = _without_failed_writes(table, cfg, spark)
+    refuse_pending(table, change)
+    if table.table_type == "MERGE_ON_READ":
+        table = compact_every_log(spark, table, options or {}, change)
+    with locked_table(table, cfg, change) as table:
+        refuse_pending(table, change)
+        refuse_logs(table, change)
+        table = delete_mdt(table)
+        moved = 0
+        for instant in table.timeline.instants:
+            for state in _states(table.timeline, instant):
+                source = table.timeline.path_of(state)
+                action = REPLACE_COMMIT if state.action == CLUSTERING else state.action   # no clustering action at 6
+                target = f"{META_DIR}/{Instant(state.timestamp, action, state.state).file_name(1)}"
+                table.storage.write_bytes(target, _to_layout_1(state, table.storage.read_bytes(source)))
+                moved += 1
+        props = {k: v for k, v in table.props.items() if k not in {p.key for p in _V8_ONLY}}
+        props.update({C.TABLE_VERSION.key: str(to_version), C.TIMELINE_LAYOUT_VERSION.key: "1"})
+        table.storage.mkdirs(f"{META_DIR}/{props.get(C.ARCHIVELOG_FOLDER.key, C.ARCHIVELOG_FOLDER.default)}")
+        table.storage.write_text(PROPERTIES_FILE, write_properties_text(props))
+        downgraded = HoodieTable(table.storage, props)
+        _drop_layout_2_files(downgraded)
+    log.info(f"downgraded {downgraded.name} to version {to_version}: {moved} instant files moved to {META_DIR}")
+    return downgraded
+
+
+def _refuse_unsupported(table: HoodieTable, to_version: int, direction: str, supported: dict[int, int]) -> None:
+    if supported.get(table.version) != to_version:
+        raise HoodieConfigError(
+            f"cannot {direction} {table.name} from version {table.version} to {to_version}: this engine can "
+            f"{direction} " + ", ".join(f"{a} to {b}" for a, b in supported.items()))
+
+
+def _without_failed_writes(table: HoodieTable, cfg: HoodieConfig, spark) -> HoodieTable:
+    """Under the lock: pending restores finished, failed writes rolled back, as a writer starts."""
+    conc = concurrency(cfg)
+    return rollback_failed_writes(finish_pending_restore(table), conc.failed_writes, conc.heartbeat_expiry_ms, spark)
+
+
+def _states(timeline: Timeline, instant: Instant) -> list[Instant]:
+    """The instant's files on the timeline: requested, inflight, completed (those that exist; a
+    completed instant's pending files may carry the name of the action it completed from)."""
+    actions = _PENDING_FORMS.get(instant.action, (instant.action,)) if instant.is_completed else (instant.action,)
+    found = [Instant(instant.timestamp, action, state) for action in actions
+             for state in (State.REQUESTED, State.INFLIGHT)
+             if timeline.storage.exists(timeline.path_of(Instant(instant.timestamp, action, state)))]
+    return found + ([instant] if instant.is_completed else [])
+
+
+def _to_layout_1(instant: Instant, content: bytes) -> bytes:
+    """Commit metadata back to JSON (a completed write's, an inflight write's profile); the rest as is."""
+    if instant.action in _COMMIT_METADATA_ACTIONS and content[:4] == AVRO_MAGIC and (
+            instant.is_completed or instant.state == State.INFLIGHT):
+        return commit_metadata_json(parse_commit_metadata(content))
+    return content
+
+
 def upgrade_for_write(base_path: str, options: dict | None, spark=None) -> None:
     """Hudi's ``hoodie.write.auto.upgrade``: a write asking for a newer ``hoodie.write.table.version``
     than its table's upgrades the table first (the writer refuses any other mismatch)."""
@@ -125,6 +201,11 @@ def upgrade_for_write(base_path: str, options: dict | None, spark=None) -> None:
     if UPGRADABLE.get(table.version) == wanted:
         log.info(f"{C.WRITE_TABLE_VERSION.key}={wanted}: upgrading {table.name} from version {table.version}")
         upgrade_table(table, wanted, options, spark)
+
+
+def _drop_layout_2_files(table: HoodieTable) -> None:
+    if table.layout_version < 2 and table.storage.exists(f"{META_DIR}/{C.TIMELINE_PATH.default}"):
+        table.storage.delete_dir(f"{META_DIR}/{C.TIMELINE_PATH.default}")
 
 
 def _drop_layout_1_files(table: HoodieTable) -> None:

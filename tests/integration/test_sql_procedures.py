@@ -271,6 +271,26 @@ def test_archive_commits(spark, tables):
     assert state(spark, path) == [("jack", "f5", "eu")]
 
 
+def test_upgrade_and_downgrade_table(spark, tables):
+    """Hudi's procedures take HoodieTableVersion names; a merge-on-read table's logs are compacted
+    before it goes back to version 6."""
+    path = tables["mor"]
+    upsert(spark, path, [("jack", "apple", "eu"), ("jill", "kiwi", "us")], 1, **MOR, **NO_SERVICES)
+    upsert(spark, path, [("jack", "banana", "eu")], 2, **MOR, **NO_SERVICES)
+    before = state(spark, path)
+    assert call(spark, tables, "CALL upgrade_table(table => 'mor', to_version => 'EIGHT')") == [(True,)]
+    assert HoodieTable.load(path).version == 8 and state(spark, path) == before
+    upsert(spark, path, [("jill", "lime", "us")], 3, **MOR, **NO_SERVICES)
+    assert call(spark, tables, "CALL downgrade_table(table => 'mor', to_version => 'SIX')") == [(True,)]
+    table = HoodieTable.load(path)
+    assert table.version == 6 and all(not s.log_files for s in table.fs_view().latest_file_slices())
+    assert state(spark, path) == [("jack", "banana", "eu"), ("jill", "lime", "us")]
+    with pytest.raises(HoodieConfigError, match="to_version => 'SEVEN' is not a table version"):
+        call(spark, tables, "CALL upgrade_table(table => 'mor', to_version => 'SEVEN')")
+    with pytest.raises(HoodieConfigError, match="cannot upgrade .* from version 6 to 9"):
+        call(spark, tables, "CALL upgrade_table(table => 'mor', to_version => 9)")
+
+
 def test_hive_sync(spark, tables, metastore):
     three_commits(spark, write, tables["cow"])
     with pytest.raises(HoodieConfigError, match="mode=jdbc is not supported"):

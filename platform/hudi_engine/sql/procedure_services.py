@@ -18,6 +18,8 @@ from ..services.archive import archive
 from ..services.clean import execute_clean, run_clean as run_cleans
 from ..services.clustering import run_clusterings, schedule_clustering
 from ..services.compaction import run_compactions, schedule_compaction
+from ..services.table_version import downgrade_table as downgrade_to
+from ..services.table_version import upgrade_table as upgrade_to
 from ..sync import sync_hive
 from ..table.meta_client import HoodieTable
 from ..table.pending import completed_clusterings, pending_clusterings, requested_plan
@@ -205,6 +207,37 @@ def archive_commits(inv: Invocation) -> list[tuple]:
                                    C.CLEANER_COMMITS_RETAINED.key: args["retain_commits"]})
     log.info("archive_commits: %d instants of %s archived", len(archived), inv.table.name)
     return [(0,)]
+
+
+# Hudi's HoodieTableVersion names, as its upgrade_table / downgrade_table procedures take them.
+_VERSION_NAMES = {"SIX": 6, "EIGHT": 8, "NINE": 9}
+
+
+def table_version_named(procedure: str, value: str) -> int:
+    text = str(value).strip().upper()
+    if text in _VERSION_NAMES:
+        return _VERSION_NAMES[text]
+    if text.isdigit():
+        return int(text)
+    raise HoodieConfigError(f"CALL {procedure}: to_version => {value!r} is not a table version: use a "
+                            f"HoodieTableVersion name ({', '.join(_VERSION_NAMES)}) or its number")
+
+
+def upgrade_table(inv: Invocation) -> list[tuple]:
+    """Hudi's upgrade procedure: true once the table is at ``to_version``."""
+    target = table_version_named(inv.procedure.name, inv.args["to_version"])
+    upgraded = upgrade_to(inv.table, target, spark=inv.spark)
+    inv.refresh_catalog()
+    return [(upgraded.version == target,)]
+
+
+def downgrade_table(inv: Invocation) -> list[tuple]:
+    """Hudi's downgrade procedure: true once the table is at ``to_version`` (a merge-on-read
+    table's logs are compacted first)."""
+    target = table_version_named(inv.procedure.name, inv.args["to_version"])
+    downgraded = downgrade_to(inv.table, target, spark=inv.spark)
+    inv.refresh_catalog()
+    return [(downgraded.version == target,)]
 
 
 _SYNC_ARGS = (("mode", C.HIVE_SYNC_MODE), ("partition_fields", C.HIVE_SYNC_PARTITION_FIELDS),

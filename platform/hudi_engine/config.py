@@ -83,9 +83,11 @@ TABLE_TYPE = define("hoodie.table.type", "COPY_ON_WRITE", "Storage type of the t
 TABLE_VERSION = define("hoodie.table.version", 6, "Table format version written.")
 WRITE_TABLE_VERSION = define(
     "hoodie.write.table.version", 6,
-    "Table version a new table is created with: 6 (Hudi 0.14/0.15, read by every engine) or 8 (Hudi 1.0: "
-    "completion times on the timeline, Avro commit metadata, log files named by their own delta commit).",
-    choices=("6", "8"))
+    "Table version a new table is created with: 6 (Hudi 0.14/0.15, read by every engine), 8 (Hudi 1.0: "
+    "completion times on the timeline, Avro commit metadata, log files named by their own delta commit) or 9 "
+    "(Hudi 1.1: as 8, with ordering fields and the merge mode in place of the payload class).",
+    choices=("6", "8", "9"))
+TABLE_FORMAT = define("hoodie.table.format", "native", "Table format plugin (version 9+); native is Hudi's own.")
 AUTO_UPGRADE = define("hoodie.write.auto.upgrade", True,
                       "A write asking for a newer hoodie.write.table.version than its table's upgrades the table "
                       "first (6 to 8); false refuses such a write.")

@@ -14,7 +14,9 @@ from .properties import read_properties_text, table_checksum, write_properties_t
 
 PROPERTIES_FILE = f"{META_DIR}/hoodie.properties"
 READ_TABLE_VERSIONS = (5, 6, 8, 9)
-WRITE_TABLE_VERSIONS = (6, 8)
+WRITE_TABLE_VERSIONS = (6, 8, 9)
+# Version 9 persists the ordering field under this name instead of hoodie.table.precombine.field.
+ORDERING_FIELDS_KEY = next(k for k in C.PRECOMBINE_FIELD.alternatives if k.startswith("hoodie.table."))
 # Hudi's HoodieRecordMerger strategy ids, persisted from table version 8 on.
 MERGE_STRATEGY_IDS = {"EVENT_TIME_ORDERING": "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5",
                       "COMMIT_TIME_ORDERING": "ce9acb64-bde0-424c-9b91-f6ebba25356d"}
@@ -86,7 +88,13 @@ class HoodieTable:
                           C.TIMELINE_PATH.key: C.TIMELINE_PATH.default,
                           C.TIMELINE_HISTORY_PATH.key: C.TIMELINE_HISTORY_PATH.default,
                           C.RECORD_MERGE_MODE.key: mode, C.RECORD_MERGE_STRATEGY_ID.key: MERGE_STRATEGY_IDS[mode]})
-        else:
+        if version >= 9:          # Hudi 1.1: ordering fields and the merge mode say it all
+            for prop in (C.PAYLOAD_CLASS, C.RECORD_MERGE_STRATEGY_ID):
+                props.pop(prop.key, None)
+            if C.PRECOMBINE_FIELD.key in props:
+                props[ORDERING_FIELDS_KEY] = props.pop(C.PRECOMBINE_FIELD.key)
+            props[C.TABLE_FORMAT.key] = C.TABLE_FORMAT.default
+        if version < 8:
             props[C.TIMELINE_LAYOUT_VERSION.key] = "1"
         storage = Storage(base_path)
         if version >= 8:

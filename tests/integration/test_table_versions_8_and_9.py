@@ -1,7 +1,8 @@
-"""Tables of version 8 (Hudi 1.0), written by this engine with ``hoodie.write.table.version=8`` and
-read back by our reader and hudi-rs (snapshot, time travel, incremental, read-optimized): writes of
-every kind, compaction, clustering, cleaning and a failed write's rollback on both table types; the
-timeline and ``hoodie.properties`` checked against what real Hudi 1.0 wrote (the hudi-rs fixtures);
+"""Tables of version 8 (Hudi 1.0) and 9 (Hudi 1.1), written by this engine with
+``hoodie.write.table.version`` and read back by our reader and hudi-rs (snapshot, time travel,
+incremental, read-optimized): writes of every kind, compaction, clustering, cleaning and a failed
+write's rollback on both table types; the timeline and ``hoodie.properties`` checked against what
+real Hudi 1.0 and 1.1 wrote (the hudi-rs fixtures);
 a real Hudi 1.0 table written on; and the refusals of what is not written yet."""
 from __future__ import annotations
 
@@ -34,6 +35,12 @@ V8_PROPERTIES = {"hoodie.table.version": "8", "hoodie.table.initial.version": "8
                  "hoodie.record.merge.strategy.id": "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5",
                  "hoodie.compaction.payload.class": "org.apache.hudi.common.model.DefaultHoodieRecordPayload",
                  "hoodie.archivelog.folder": "archived"}
+# Hudi 1.1's (version 9): ordering fields and the merge mode in place of the payload class and strategy.
+V9_PROPERTIES = {**{k: v for k, v in V8_PROPERTIES.items() if k not in (
+                    "hoodie.compaction.payload.class", "hoodie.record.merge.strategy.id")},
+                 "hoodie.table.version": "9", "hoodie.table.initial.version": "9", "hoodie.table.format": "native"}
+V9_ABSENT = ("hoodie.compaction.payload.class", "hoodie.record.merge.strategy.id", "hoodie.table.precombine.field")
+PROPERTIES = {"8": V8_PROPERTIES, "9": V9_PROPERTIES}
 
 
 def options(kind: str, operation: str = "upsert", **extra) -> dict:
@@ -60,13 +67,13 @@ def properties(path) -> dict[str, str]:
 
 
 def metadata_agrees(spark, path, keys: list[str]) -> None:
-    """The metadata table is of version 8 too, lists the files a storage listing finds (of completed
+    """The metadata table is of the table's version too, lists the files a storage listing finds (of completed
     instants) and locates every key where the table holds it."""
     from hudi_engine.api import MetadataReader, open_mdt, table_view
 
     table = HoodieTable.load(path)
     mdt = open_mdt(table)
-    assert mdt.version == 8 and mdt.layout_version == 2 and not mdt.timeline.pending()
+    assert mdt.version == table.version and mdt.layout_version == 2 and not mdt.timeline.pending()
     from_mdt = sorted(f.path for s in table_view(table).latest_file_slices()
                       for f in ([s.base_file] if s.base_file else []) + list(s.log_files))
     listed = sorted(f.path for s in table.fs_view().latest_file_slices()
@@ -78,10 +85,11 @@ def metadata_agrees(spark, path, keys: list[str]) -> None:
     assert {k: v for k, v in found.items()} == {k: where[k] for k in keys if k in where}
 
 
+@pytest.mark.parametrize("version", ["8", "9"])
 @pytest.mark.parametrize("kind", ["COPY_ON_WRITE", "MERGE_ON_READ"])
-def test_writes_and_table_services_of_a_version_8_table(spark, table_path, kind):
+def test_writes_and_table_services_of_a_version_8_or_9_table(spark, table_path, kind, version):
     rli = {"hoodie.metadata.record.index.enable": "true", "hoodie.index.type": "RECORD_INDEX",
-           "hoodie.metadata.compact.max.delta.commits": "2"}
+           "hoodie.metadata.compact.max.delta.commits": "2", "hoodie.write.table.version": version}
     c1 = put(spark, table_path, kind, [("a", "apple", "eu", 1), ("b", "banana", "us", 1), ("c", "cherry", "eu", 1)],
              "insert", **rli)
     c2 = put(spark, table_path, kind, [("a", "apricot", "eu", 2), ("d", "date", "us", 2)], **rli)
@@ -89,8 +97,13 @@ def test_writes_and_table_services_of_a_version_8_table(spark, table_path, kind)
     expected = [("a", "apricot", "eu", 2), ("c", "cherry", "eu", 1), ("d", "date", "us", 2)]
     assert agree(spark, table_path) == expected
     metadata_agrees(spark, table_path, ["a", "b", "c", "d"])
-    assert {k: properties(table_path).get(k) for k in V8_PROPERTIES} == V8_PROPERTIES
+    expected_props = PROPERTIES[version]
+    assert {k: properties(table_path).get(k) for k in expected_props} == expected_props
     assert properties(table_path)["hoodie.table.type"] == kind
+    if version == "9":
+        assert properties(table_path)["hoodie.table.ordering.fields"] == "ts"
+        assert not set(V9_ABSENT) & set(properties(table_path))
+    assert open_mdt(HoodieTable.load(table_path)).version == int(version)
 
     # Time travel and incremental reads, in both readers.
     at_c1 = [("a", "apple", "eu", 1), ("b", "banana", "us", 1), ("c", "cherry", "eu", 1)]
@@ -197,6 +210,10 @@ def test_timeline_files_decode_like_real_hudi_1_0s(spark, tmp_path, table_path):
     assert storage.exists(".hoodie/timeline/history") or not storage.is_object_store
     real_props = read_properties_text(real.storage.read_text(".hoodie/hoodie.properties"))
     assert {k: real_props[k] for k in V8_PROPERTIES} == V8_PROPERTIES
+    v9 = read_properties_text(HoodieTable.load(str(unzip_fixture("sample_table/cow/v9_txns_simple_meta.zip",
+                                                                  tmp_path / "v9"))).storage.read_text(
+        ".hoodie/hoodie.properties"))
+    assert {k: v9[k] for k in V9_PROPERTIES} == V9_PROPERTIES and not set(V9_ABSENT) & set(v9)
 
 
 def test_a_real_hudi_1_0_table_is_written_on(spark, tmp_path):
@@ -217,10 +234,14 @@ def test_a_real_hudi_1_0_table_is_written_on(spark, tmp_path):
     assert after == theirs and after[keys[0]] == "written by this engine" and len(after) == len(keys)
 
 
-def test_what_version_8_does_not_write_yet_is_refused_by_name(spark, table_path, tmp_path):
+def test_what_is_not_written_yet_is_refused_by_name(spark, table_path, tmp_path):
     df = spark.createDataFrame([("a", "apple", "eu", 1)], FRUIT_SCHEMA)
-    with pytest.raises(HoodieConfigError, match="'9' is not valid; use one of 6, 8"):
-        write(df, str(tmp_path / "v9"), {**options("COPY_ON_WRITE", "insert"), "hoodie.write.table.version": "9"})
+    with pytest.raises(HoodieConfigError, match="'10' is not valid; use one of 6, 8, 9"):
+        write(df, str(tmp_path / "v10"), {**options("COPY_ON_WRITE", "insert"), "hoodie.write.table.version": "10"})
+    v9 = str(tmp_path / "v9")
+    write(df, v9, options("COPY_ON_WRITE", "insert", **{"hoodie.write.table.version": "9"}))
+    with pytest.raises(HoodieConfigError, match="Upgrade it first"):
+        write(df, v9, {**FRUIT_OPTIONS, "hoodie.write.table.version": "8"})
     v8 = str(tmp_path / "v8")
     write(df, v8, options("COPY_ON_WRITE", "insert"))
     with pytest.raises(HoodieConfigError, match="downgrade it \\(hudictl table downgrade"):

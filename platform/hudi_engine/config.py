@@ -529,6 +529,7 @@ COMMITS_ARCHIVAL_BATCH = define("hoodie.commits.archival.batch", 10,
 # --- concurrency control: several writers on one table (HoodieLockConfig, HoodieWriteConfig) -----
 SINGLE_WRITER = "SINGLE_WRITER"
 OPTIMISTIC_CONCURRENCY_CONTROL = "OPTIMISTIC_CONCURRENCY_CONTROL"
+NON_BLOCKING_CONCURRENCY_CONTROL = "NON_BLOCKING_CONCURRENCY_CONTROL"
 FS_LOCK_PROVIDER = "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"
 ZK_LOCK_PROVIDER = "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider"
 IN_PROCESS_LOCK_PROVIDER = "org.apache.hudi.client.transaction.lock.InProcessLockProvider"
@@ -542,8 +543,11 @@ WRITE_CONCURRENCY_MODE = define(
     "SINGLE_WRITER: one writer at a time (failed writes rolled back eagerly). "
     "OPTIMISTIC_CONCURRENCY_CONTROL: several writers; instants start and commit under "
     "hoodie.write.lock.provider and a commit that touched a file group another writer changed "
-    "since it started fails with HoodieWriteConflictError.",
-    choices=(SINGLE_WRITER, OPTIMISTIC_CONCURRENCY_CONTROL))
+    "since it started fails with HoodieWriteConflictError. "
+    "NON_BLOCKING_CONCURRENCY_CONTROL (table version 8+, merge-on-read, simple bucket index): several "
+    "writers under the lock too, but none conflicts: each bucket has one fixed file group, every write "
+    "appends log files to it, and readers and compaction merge them by the ordering field.",
+    choices=(SINGLE_WRITER, OPTIMISTIC_CONCURRENCY_CONTROL, NON_BLOCKING_CONCURRENCY_CONTROL))
 NUM_RETRIES_ON_CONFLICT_FAILURES = define(
     "hoodie.write.num.retries.on.conflict.failures", 0,
     "Times a job retries a batch (a streamer round, a table service) that lost a write conflict to "

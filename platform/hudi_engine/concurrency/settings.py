@@ -13,6 +13,7 @@ EAGER, LAZY, NEVER = "EAGER", "LAZY", "NEVER"
 @dataclass(frozen=True)
 class Concurrency:
     occ: bool = False
+    nbcc: bool = False          # several writers that never conflict (their logs merge on read)
     failed_writes: str = EAGER
     heartbeat_interval_ms: int = 60000
     heartbeat_misses: int = 2
@@ -34,8 +35,10 @@ class Concurrency:
 
 
 def is_occ(cfg: HoodieConfig) -> bool:
-    """Whether several writers may write the table (optimistic concurrency control)."""
-    return cfg.get_str(C.WRITE_CONCURRENCY_MODE).upper() == C.OPTIMISTIC_CONCURRENCY_CONTROL
+    """Whether several writers may write the table (optimistic or non-blocking concurrency control):
+    instants start and complete under the table lock."""
+    return cfg.get_str(C.WRITE_CONCURRENCY_MODE).upper() in (C.OPTIMISTIC_CONCURRENCY_CONTROL,
+                                                             C.NON_BLOCKING_CONCURRENCY_CONTROL)
 
 
 def concurrency(cfg: HoodieConfig) -> Concurrency:
@@ -63,4 +66,5 @@ def concurrency(cfg: HoodieConfig) -> Concurrency:
             f"{C.WRITE_CONCURRENCY_MODE.key}={C.OPTIMISTIC_CONCURRENCY_CONTROL}")
     cfg.get_str(C.CONFLICT_RESOLUTION_STRATEGY)       # validates the choice
     cfg.get_str(C.EARLY_CONFLICT_DETECTION_STRATEGY)
-    return Concurrency(occ, policy, interval, misses, early, cfg.get(C.EARLY_CONFLICT_CHECK_COMMIT_CONFLICT))
+    return Concurrency(occ, mode == C.NON_BLOCKING_CONCURRENCY_CONTROL, policy, interval, misses, early,
+                       cfg.get(C.EARLY_CONFLICT_CHECK_COMMIT_CONFLICT))

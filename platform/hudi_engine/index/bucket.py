@@ -67,6 +67,17 @@ def new_bucket_file_id(bucket: int) -> str:
     return f"{bucket:08d}{str(uuid.uuid4())[8:]}-0"
 
 
+_FIXED_IDS = uuid.UUID("6f1e1f5c-7a0e-4a4b-9a52-0d1b6c3e2a17")   # namespace of the ids below
+
+
+def fixed_bucket_file_id(partition: str, bucket: int) -> str:
+    """A bucket's one file group under non-blocking concurrency control: the same id for every
+    writer (the bucket number, then a UUID tail derived from the partition, so that buckets of
+    different partitions differ, as every file id of this engine does), so that concurrent writers
+    append to one file group."""
+    return f"{bucket:08d}{str(uuid.uuid5(_FIXED_IDS, partition))[8:]}-0"
+
+
 def bucket_of(file_id: str) -> int | None:
     """The bucket a file group belongs to, or None for a file id that is not a bucket's."""
     head = file_id[:8]

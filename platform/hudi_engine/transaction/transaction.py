@@ -114,7 +114,7 @@ class Transaction:
         markers (or, with check.commit.conflict, a commit since this action began) name one of
         the existing file groups it is about to change."""
         groups = set(groups)
-        if not self.conc.early_detection or not groups:
+        if not self.conc.early_detection or self.conc.nbcc or not groups:
             return
         storage, ts = self.table.storage, self.instant.timestamp
         timeline = self.table.reload().timeline
@@ -140,7 +140,7 @@ class Transaction:
         planned since it began; the lock must still be held when the instant completes."""
         with table_lock(self.table.storage.base_uri, self.cfg, f"committing {self.instant.timestamp}",
                         self.table.name, self.conc.occ) as lock:
-            if self.conc.occ and changed is not None:
+            if self.conc.occ and not self.conc.nbcc and changed is not None:
                 self._raise_on(find_conflicts(set(changed), self._touches_since_start(self.table.reload().timeline),
                                               self.by_bucket))
             return complete(self.table, self.instant, metadata, self.listener,

@@ -35,12 +35,17 @@ def append_target(s: FileSlice, base_instant: str | None = None, own_instant: st
     ``own_instant`` (table version 8+): log files are named by the write's own instant, start at
     version 1 and hold only its blocks; readers place them in a slice by completion time."""
     if own_instant is not None:
-        return AppendTarget(s.partition, s.file_id, own_instant, None, (), 1)
+        return new_log_target(s.partition, s.file_id, own_instant)
     base_instant = base_instant or s.base_instant
     names = tuple(f.path.rsplit("/", 1)[-1] for f in s.log_files)
     version = max((f.version for f in s.log_files if f.instant == base_instant), default=0) + 1
     base = s.base_file.path.rsplit("/", 1)[-1] if s.base_file else None
     return AppendTarget(s.partition, s.file_id, base_instant, base, names, version)
+
+
+def new_log_target(partition: str, file_id: str, instant: str) -> AppendTarget:
+    """A file group that starts with a log file of ``instant`` (no base file yet)."""
+    return AppendTarget(partition, file_id, instant, None, (), 1)
 
 
 @dataclass(frozen=True)

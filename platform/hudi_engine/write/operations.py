@@ -15,6 +15,7 @@ from ..file_group.fs_view import FileSlice
 from ..index.tagging import BUCKET_COLUMN
 from ..schema.meta_fields import PARTITION_PATH
 from ..timeline.commit_metadata import workload_profile
+from .log_append import new_log_target
 from .planner import Target, plan_inserts, small_files
 from .routing import bucket_hash_fields, consistent_buckets, simple_buckets
 from .tasks import TARGET, Prepare
@@ -123,7 +124,9 @@ def upsert(job: "WriteJob", prepared: "Rows") -> list[dict]:
 def bucketed(job: "WriteJob", prepared: "Rows") -> list[dict]:
     """The bucket index: every record goes to its bucket's file group in its partition (made when
     new, except for deletes); nothing is looked up. Merge-on-read logs all of a bucket's records
-    once it has a base file, as Hudi's bucket index can index log files."""
+    once it has a base file, as Hudi's bucket index can index log files. Under non-blocking
+    concurrency control a new bucket's file group is its fixed one and starts with a log file too,
+    so that writers adding the same bucket at once write one file group."""
     plane = job.plane
     hash_fields = bucket_hash_fields(job.cfg, job.keygen)
     num_buckets = job.cfg.get(C.BUCKET_INDEX_NUM_BUCKETS)
@@ -131,7 +134,7 @@ def bucketed(job: "WriteJob", prepared: "Rows") -> list[dict]:
         partitions = sorted(plane.distinct(prepared, PARTITION_PATH))
         routing = consistent_buckets(job.table, job.latest, partitions, hash_fields, num_buckets)
     else:
-        routing = simple_buckets(job.latest, hash_fields, num_buckets)
+        routing = simple_buckets(job.latest, hash_fields, num_buckets, fixed_ids=job.nbcc)
     with plane.kept(plane.with_buckets(prepared, routing.adder)) as bucketed_rows:
         counts = plane.count_by(bucketed_rows, [PARTITION_PATH, BUCKET_COLUMN])
         routes, targets, inserts, updates = [], {}, defaultdict(int), {}
@@ -150,6 +153,9 @@ def bucketed(job: "WriteJob", prepared: "Rows") -> list[dict]:
         job.check_not_clustering(updates)
         job.txn.check_early_conflicts({(p, fid) for p, _, fid in routes})
         appends = job.append_targets(updates, set(), {s.file_id: s for s in routing.existing.values()})
+        if job.nbcc:
+            appends.update({fid: new_log_target(t.partition, fid, job.instant.timestamp) for fid, t in targets.items()
+                            if fid not in appends})
         for file_id in appends:
             targets.pop(file_id)
         job.inflight(workload_profile(dict(inserts), updates, job.operation))

@@ -21,6 +21,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from .. import config as C
 from ..concurrency.conflicts import our_file_groups
+from ..concurrency.settings import concurrency
 from ..config import HoodieConfig
 from ..errors import HoodieClusteringUpdateError, HoodieConfigError, HoodieError, HoodieValidationError
 from ..file_group.base_file import WriteContext
@@ -77,6 +78,21 @@ def _open_or_create(df: DataFrame | pa.Table, base_path: str, cfg: HoodieConfig)
         check_write_version(table, cfg)
         return table
     return create_table(base_path, cfg, _data_schema(df))
+
+
+def check_nbcc(table: HoodieTable, index: str, consistent: bool) -> None:
+    """Non-blocking concurrency control as Hudi 1.x defines it: merge-on-read, the simple bucket
+    index (one fixed file group per bucket) and a table of version 8 or later (logs named by their
+    own delta commit, sliced by completion time)."""
+    unmet = [need for need, met in (
+        ("hoodie.table.type=MERGE_ON_READ", table.table_type == "MERGE_ON_READ"),
+        (f"{C.INDEX_TYPE.key}=BUCKET with {C.BUCKET_INDEX_ENGINE.key}=SIMPLE", index == BUCKET and not consistent),
+        (f"table version 8 or later ({C.WRITE_TABLE_VERSION.key} when the table is created)", table.version >= 8),
+    ) if not met]
+    if unmet:
+        raise HoodieConfigError(
+            f"{C.WRITE_CONCURRENCY_MODE.key}={C.NON_BLOCKING_CONCURRENCY_CONTROL} on {table.name} needs "
+            + "; ".join(unmet) + f". Use {C.OPTIMISTIC_CONCURRENCY_CONTROL} otherwise")
 
 
 def check_write_version(table: HoodieTable, cfg: HoodieConfig) -> None:
@@ -194,6 +210,9 @@ class WriteJob:
         self.is_mor = table.table_type == "MERGE_ON_READ"
         self.action = REPLACE_COMMIT if self.is_replace else DELTA_COMMIT if self.is_mor else COMMIT
         self.sizing: SizingPolicy = sizing_policy(cfg)
+        self.nbcc = concurrency(cfg).nbcc
+        if self.nbcc:
+            check_nbcc(table, self.index, self.consistent)
 
     def _prepare(self, table: HoodieTable) -> HoodieTable:
         """Under the table lock, as the instant is taken: the metadata table as the options want

@@ -48,8 +48,8 @@ def add_parser(sub) -> None:
     p.add_argument("--to-version", type=int, metavar="N",
                    help="upgrade, downgrade: the table version (default 8 to upgrade, 6 to downgrade)")
     p.add_argument("--hoodie-conf", action="append", default=[], metavar="KEY=VALUE",
-                   help="change-type, upgrade: a hoodie.* option (the compaction's before a change to COW; the "
-                        "lock's for either) (repeatable)")
+                   help="change-type, upgrade, downgrade: a hoodie.* option, e.g. the lock's, or the "
+                        "compaction's before a change to COW or a downgrade (repeatable)")
     p.set_defaults(run=run)
 
 

@@ -25,6 +25,13 @@ def ours(spark, path) -> list[tuple]:
     return sorted(tuple(r[c] for c in COLUMNS) for r in read(spark, path).collect())
 
 
+def both_commit(table_path, workdir, x: list[tuple], y: list[tuple]) -> None:
+    """Writers x and y held in flight together, then let go: neither loses a conflict."""
+    workdir.mkdir()
+    results = race(table_path, workdir, {"x": x, "y": y}, options=NBCC)
+    assert [code for code, _ in results.values()] == [0, 0], results
+
+
 def test_two_writers_of_the_same_buckets_both_commit_and_the_ordering_field_decides(spark, table_path, tmp_path):
     # The table exists (partition us); both writers write every key of partition eu, new to the
     # table: their buckets' file groups do not exist yet either.
@@ -32,9 +39,7 @@ def test_two_writers_of_the_same_buckets_both_commit_and_the_ordering_field_deci
           {**FRUIT_OPTIONS, **NBCC, "hoodie.datasource.write.operation": "upsert"})
     x = [(k, f"x-{k}", "eu", 10 if k in ("k1", "k3") else 1) for k in ("k1", "k2", "k3", "k4")]
     y = [(k, f"y-{k}", "eu", 10 if k in ("k2", "k4") else 1) for k in ("k1", "k2", "k3", "k4")]
-    (tmp_path / "first").mkdir()
-    results = race(table_path, tmp_path / "first", {"x": x, "y": y}, options=NBCC)
-    assert [code for code, _ in results.values()] == [0, 0], results
+    both_commit(table_path, tmp_path / "first", x, y)
     expected = [("k1", "x-k1", "eu", 10), ("k2", "y-k2", "eu", 10), ("k3", "x-k3", "eu", 10), ("k4", "y-k4", "eu", 10),
                 ("u1", "ugli", "us", 1)]
     assert ours(spark, table_path) == expected
@@ -45,9 +50,7 @@ def test_two_writers_of_the_same_buckets_both_commit_and_the_ordering_field_deci
     # Again on the now existing file groups, then a compaction: the same winners.
     x = [("k1", "x2-k1", "eu", 20), ("k2", "x2-k2", "eu", 5)]
     y = [("k1", "y2-k1", "eu", 15), ("k2", "y2-k2", "eu", 25)]
-    (tmp_path / "second").mkdir()
-    results = race(table_path, tmp_path / "second", {"x": x, "y": y}, options=NBCC)
-    assert [code for code, _ in results.values()] == [0, 0], results
+    both_commit(table_path, tmp_path / "second", x, y)
     expected = [("k1", "x2-k1", "eu", 20), ("k2", "y2-k2", "eu", 25), ("k3", "x-k3", "eu", 10), ("k4", "y-k4", "eu", 10),
                 ("u1", "ugli", "us", 1)]
     assert ours(spark, table_path) == expected

@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 from collections import Counter
+from contextlib import contextmanager
+from typing import Iterator
 
 from .compact import parse_conf
 
@@ -163,16 +165,8 @@ def change_type(table, to: str | None, conf: list[str]) -> int:
     if table.table_type == target:
         print(f"{table.name} is already {target}")
         return 0
-    spark = None
-    if target == "COPY_ON_WRITE":             # compacts first
-        from hudi_engine.spark import local_spark
-
-        spark = local_spark("hudictl-change-type")
-    try:
+    with _local_spark_if(target == "COPY_ON_WRITE", "hudictl-change-type") as spark:     # compacts first
         changed = change_table_type(spark, table, target, parse_conf(conf))
-    finally:
-        if spark is not None:
-            spark.stop()
     print(f"{changed.name} is now {changed.table_type}")
     return 0
 
@@ -182,22 +176,30 @@ def change_version(table, direction: str, to_version: int | None, conf: list[str
 
     before = table.version
     target = to_version or (8 if direction == "upgrade" else 6)
-    spark = None
-    if direction == "downgrade" and table.table_type == "MERGE_ON_READ" and before != target:
-        from hudi_engine.spark import local_spark
-
-        spark = local_spark("hudictl-downgrade")             # compacts the log files first
-    try:
+    compacts = direction == "downgrade" and table.table_type == "MERGE_ON_READ" and before != target
+    with _local_spark_if(compacts, "hudictl-downgrade") as spark:
         if direction == "upgrade":
             changed = upgrade_table(table, target, parse_conf(conf))
         else:
             changed = downgrade_table(table, target, parse_conf(conf), spark)
-    finally:
-        if spark is not None:
-            spark.stop()
     print(f"{changed.name} is at version {changed.version}"
           + (f" (was {before})" if before != changed.version else " already"))
     return 0
+
+
+@contextmanager
+def _local_spark_if(needed: bool, name: str) -> Iterator:
+    """A local session for a change that compacts log files (stopped after it), else None."""
+    if not needed:
+        yield None
+        return
+    from hudi_engine.spark import local_spark
+
+    spark = local_spark(name)
+    try:
+        yield spark
+    finally:
+        spark.stop()
 
 
 def _print_rows(rows: list[dict]) -> None:

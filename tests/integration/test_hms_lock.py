@@ -123,7 +123,7 @@ def test_heartbeats_keep_a_lock_held_past_the_metastores_timeout(metastore, inte
         [lock] = locks_on(holder)
         assert lock.lockid == holder.lock_id
         assert lock.lastheartbeat - lock.acquiredat > TXN_TIMEOUT_S * 1000, "no heartbeat reached the metastore"
-        assert holder._beat_every <= TXN_TIMEOUT_S / 3
+        assert holder._cadence_s <= TXN_TIMEOUT_S / 3
         holder.unlock()
     finally:
         holder.close()

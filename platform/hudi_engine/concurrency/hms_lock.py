@@ -149,7 +149,7 @@ class HiveMetastoreLockProvider(LockProvider):
         super().__init__(f"{target.name} on {', '.join(target.uris)}", purpose)
         self.target = target
         self.heartbeat_s = max(0.05, heartbeat_interval_ms / 1000)
-        self._cadence_s: float | None = None     # the heartbeat's, once the metastore was asked
+        self._cadence_s: float | None = None     # how often the holder beats, once the metastore was asked
         self.poll_s = max(0.01, poll_ms / 1000)
         self.lock_id: int | None = None
         self._uris = list(target.uris)
@@ -159,7 +159,6 @@ class HiveMetastoreLockProvider(LockProvider):
         self._stop = threading.Event()
         self._heartbeat: threading.Thread | None = None
         self._lost: str | None = None
-        self._beat_every = self.heartbeat_s
 
     @classmethod
     def for_table(cls, cfg: HoodieConfig, table_name: str | None, purpose: str = "") -> "HiveMetastoreLockProvider":
@@ -192,7 +191,7 @@ class HiveMetastoreLockProvider(LockProvider):
             self._release_quietly()
             raise
         self._stop.clear()
-        self._beat_every = self._cadence()
+        self._cadence()
         self._heartbeat = threading.Thread(target=self._keep_alive, name="hudi-hms-lock-heartbeat", daemon=True)
         self._heartbeat.start()
         return True
@@ -225,7 +224,7 @@ class HiveMetastoreLockProvider(LockProvider):
 
     def _keep_alive(self) -> None:
         lock_id = self.lock_id
-        while not self._stop.wait(self._beat_every):
+        while not self._stop.wait(self._cadence_s or self.heartbeat_s):
             try:
                 self._call("heartbeat", lambda c: c.heartbeat(HeartbeatRequest(lockid=lock_id)))
             except (NoSuchLockException, TxnAbortedException) as exc:
@@ -246,7 +245,7 @@ class HiveMetastoreLockProvider(LockProvider):
         if lost is not None:
             raise HoodieLockLostError(
                 f"the Hive Metastore lock on {self.name} was lost while held: {lost}. Its heartbeats "
-                f"(every {self._beat_every:g} s; {C.LOCK_HEARTBEAT_INTERVAL_MS.key}) did not reach the "
+                f"(every {self._cadence_s or self.heartbeat_s:g} s; {C.LOCK_HEARTBEAT_INTERVAL_MS.key}) did not reach the "
                 "metastore within its hive.txn.timeout; nothing was published without it: retry the write")
 
     def unlock(self) -> None:

@@ -17,7 +17,7 @@ from .. import config as C
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError
 from ..storage import Storage
-from ..table.meta_client import PROPERTIES_FILE, HoodieTable
+from ..table.meta_client import PROPERTIES_FILE, HoodieTable, make_timeline_folders, timeline_properties
 from ..table.properties import table_checksum, write_properties_text
 from ..timeline.timeline import META_DIR
 
@@ -77,8 +77,7 @@ def mdt_properties(table: HoodieTable) -> dict[str, str]:
     props = {
         C.TABLE_NAME.key: name,
         C.TABLE_TYPE.key: "MERGE_ON_READ",
-        C.TABLE_VERSION.key: "6",
-        C.TIMELINE_LAYOUT_VERSION.key: "1",
+        **timeline_properties(table.version),
         C.ARCHIVELOG_FOLDER.key: C.ARCHIVELOG_FOLDER.default,
         C.BASE_FILE_FORMAT.key: "HFILE",
         C.RECORDKEY_FIELDS.key: "key",
@@ -89,10 +88,7 @@ def mdt_properties(table: HoodieTable) -> dict[str, str]:
         C.TABLE_CHECKSUM.key: table_checksum(database, name),
     }
     if table.version >= 8:
-        version = str(table.version)
-        props.update({C.TABLE_VERSION.key: version, C.INITIAL_TABLE_VERSION.key: version,
-                      C.TIMELINE_LAYOUT_VERSION.key: "2", C.TIMELINE_PATH.key: C.TIMELINE_PATH.default,
-                      C.TIMELINE_HISTORY_PATH.key: C.TIMELINE_HISTORY_PATH.default,
+        props.update({C.INITIAL_TABLE_VERSION.key: str(table.version),
                       C.ARCHIVELOG_FOLDER.key: C.TIMELINE_HISTORY_PATH.default, C.KEYGEN_TYPE.alternatives[0]: KEYGEN_TYPE,
                       C.RECORD_MERGE_MODE.key: "CUSTOM", C.RECORD_MERGE_STRATEGY_ID.key: PAYLOAD_MERGE_STRATEGY})
     return props
@@ -106,10 +102,7 @@ def open_mdt(table: HoodieTable) -> HoodieTable | None:
 def create_mdt(table: HoodieTable) -> HoodieTable:
     storage = mdt_storage(table)
     props = mdt_properties(table)
-    if table.version >= 8:
-        storage.mkdirs(f"{META_DIR}/{C.TIMELINE_PATH.default}/{C.TIMELINE_HISTORY_PATH.default}")
-    else:
-        storage.mkdirs(f"{META_DIR}/{props[C.ARCHIVELOG_FOLDER.key]}")
+    make_timeline_folders(storage, props)
     storage.write_text(PROPERTIES_FILE, write_properties_text(props))
     return HoodieTable(storage, props)
 

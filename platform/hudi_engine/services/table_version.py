@@ -32,9 +32,10 @@ from ..concurrency.settings import concurrency
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError
 from ..metadata_table.layout import delete_mdt
-from ..table.meta_client import MERGE_STRATEGY_IDS, PROPERTIES_FILE, HoodieTable
+from ..table.meta_client import (PROPERTIES_FILE, HoodieTable, make_timeline_folders, merge_properties,
+                                 timeline_properties)
 from ..table.properties import write_properties_text
-from ..timeline.avro_models import AVRO_MAGIC, parse_commit_metadata
+from ..timeline.avro_models import parse_commit_metadata
 from ..timeline.commit_metadata import commit_metadata_json, encode_commit_metadata
 from ..timeline.instant import (CLUSTERING, COMMIT, COMPACTION, DELTA_COMMIT, LOG_COMPACTION, REPLACE_COMMIT,
                                 Instant, State, format_instant_time, parse_instant_file_name)
@@ -62,9 +63,7 @@ def upgraded_properties(props: dict[str, str]) -> dict[str, str]:
     """A version 6 table's properties at version 8: what Hudi 1.0 adds (the initial version stays
     unset, as Hudi leaves it for upgraded tables)."""
     mode = _PAYLOAD_MODES.get(props.get(C.PAYLOAD_CLASS.key, ""), "COMMIT_TIME_ORDERING")
-    return {**props, C.TABLE_VERSION.key: "8", C.TIMELINE_LAYOUT_VERSION.key: "2",
-            C.TIMELINE_PATH.key: C.TIMELINE_PATH.default, C.TIMELINE_HISTORY_PATH.key: C.TIMELINE_HISTORY_PATH.default,
-            C.RECORD_MERGE_MODE.key: mode, C.RECORD_MERGE_STRATEGY_ID.key: MERGE_STRATEGY_IDS[mode]}
+    return {**props, **timeline_properties(8), **merge_properties(mode, 8)}
 
 
 def completion_time(instant_time: str, mtime_ns: int | None, utc: bool) -> str:
@@ -78,12 +77,15 @@ def completion_time(instant_time: str, mtime_ns: int | None, utc: bool) -> str:
     return max(format_instant_time(moment), instant_time)
 
 
+def _holds_commit_metadata(instant: Instant, content: bytes) -> bool:
+    """A completed write's file, or a write's inflight one (its workload profile), with content;
+    requested files hold plans, and the other actions their own Avro records."""
+    return instant.action in _COMMIT_METADATA_ACTIONS and instant.state != State.REQUESTED and bool(content.strip())
+
+
 def converted(instant: Instant, content: bytes) -> bytes:
-    """An instant file's content at version 8: commit metadata (a completed write's, an inflight
-    write's workload profile) as Avro; plans and the Avro records of other actions unchanged."""
-    commit_metadata = instant.action in _COMMIT_METADATA_ACTIONS and (
-        instant.is_completed or (instant.state == State.INFLIGHT and instant.action != REPLACE_COMMIT))
-    if not commit_metadata or not content.strip():
+    """An instant file's content at version 8: commit metadata as Avro, the rest unchanged."""
+    if not _holds_commit_metadata(instant, content):
         return content
     return encode_commit_metadata(parse_commit_metadata(content), 2,
                                   replace=instant.action == REPLACE_COMMIT and instant.is_completed)
@@ -102,8 +104,9 @@ def upgrade_table(table: HoodieTable, to_version: int = 8, options: dict | None 
         refuse_pending(table, f"upgrade to version {to_version}")
         table = delete_mdt(table)
         utc = cfg.get_str(C.TIMELINE_TIMEZONE).upper() == "UTC"
-        target = Timeline(table.storage, (), 2, f"{META_DIR}/{C.TIMELINE_PATH.default}")
-        table.storage.mkdirs(f"{target.timeline_dir}/{C.TIMELINE_HISTORY_PATH.default}")
+        props = upgraded_properties(table.props)
+        make_timeline_folders(table.storage, props)
+        target = f"{META_DIR}/{C.TIMELINE_PATH.default}"
         moved = 0
         for info in table.storage.list(META_DIR):
             instant = parse_instant_file_name(info.path.rsplit("/", 1)[-1])
@@ -112,13 +115,13 @@ def upgrade_table(table: HoodieTable, to_version: int = 8, options: dict | None 
             if instant.is_completed:
                 instant = Instant(instant.timestamp, instant.action, instant.state,
                                   completion_time(instant.timestamp, info.mtime_ns, utc))
-            table.storage.write_bytes(target.path_of(instant), converted(instant, table.storage.read_bytes(info.path)))
+            table.storage.write_bytes(f"{target}/{instant.file_name(2)}",
+                                      converted(instant, table.storage.read_bytes(info.path)))
             moved += 1
-        props = upgraded_properties(table.props)
         table.storage.write_text(PROPERTIES_FILE, write_properties_text(props))
         upgraded = HoodieTable(table.storage, props)
         _drop_layout_1_files(upgraded)
-    log.info(f"upgraded {upgraded.name} to version {to_version}: {moved} instant files moved to {target.timeline_dir}")
+    log.info(f"upgraded {upgraded.name} to version {to_version}: {moved} instant files moved to {target}")
     return upgraded
 
 
@@ -150,8 +153,8 @@ def downgrade_table(table: HoodieTable, to_version: int = 6, options: dict | Non
                 table.storage.write_bytes(target, _to_layout_1(state, table.storage.read_bytes(source)))
                 moved += 1
         props = {k: v for k, v in table.props.items() if k not in {p.key for p in _V8_ONLY}}
-        props.update({C.TABLE_VERSION.key: str(to_version), C.TIMELINE_LAYOUT_VERSION.key: "1"})
-        table.storage.mkdirs(f"{META_DIR}/{props.get(C.ARCHIVELOG_FOLDER.key, C.ARCHIVELOG_FOLDER.default)}")
+        props.update(timeline_properties(to_version))
+        make_timeline_folders(table.storage, props)
         table.storage.write_text(PROPERTIES_FILE, write_properties_text(props))
         downgraded = HoodieTable(table.storage, props)
         _drop_layout_2_files(downgraded)
@@ -183,11 +186,10 @@ def _states(timeline: Timeline, instant: Instant) -> list[Instant]:
 
 
 def _to_layout_1(instant: Instant, content: bytes) -> bytes:
-    """Commit metadata back to JSON (a completed write's, an inflight write's profile); the rest as is."""
-    if instant.action in _COMMIT_METADATA_ACTIONS and content[:4] == AVRO_MAGIC and (
-            instant.is_completed or instant.state == State.INFLIGHT):
-        return commit_metadata_json(parse_commit_metadata(content))
-    return content
+    """An instant file's content at version 6: commit metadata as JSON, the rest unchanged."""
+    if not _holds_commit_metadata(instant, content):
+        return content
+    return commit_metadata_json(parse_commit_metadata(content))
 
 
 def upgrade_for_write(base_path: str, options: dict | None, spark=None) -> None:

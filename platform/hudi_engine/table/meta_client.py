@@ -21,6 +21,31 @@ ORDERING_FIELDS_KEY = next(k for k in C.PRECOMBINE_FIELD.alternatives if k.start
 MERGE_STRATEGY_IDS = {"EVENT_TIME_ORDERING": "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5",
                       "COMMIT_TIME_ORDERING": "ce9acb64-bde0-424c-9b91-f6ebba25356d"}
 
+
+def timeline_properties(version: int) -> dict[str, str]:
+    """What a table of ``version`` says of its version and timeline layout (a data table and its
+    metadata table alike): layout 2, in ``.hoodie/timeline/`` with its history, from version 8 on."""
+    if version < 8:
+        return {C.TABLE_VERSION.key: str(version), C.TIMELINE_LAYOUT_VERSION.key: "1"}
+    return {C.TABLE_VERSION.key: str(version), C.TIMELINE_LAYOUT_VERSION.key: "2",
+            C.TIMELINE_PATH.key: C.TIMELINE_PATH.default, C.TIMELINE_HISTORY_PATH.key: C.TIMELINE_HISTORY_PATH.default}
+
+
+def merge_properties(mode: str, version: int) -> dict[str, str]:
+    """How a table of version 8+ says its records merge: the mode, and (version 8) Hudi's strategy id."""
+    return {C.RECORD_MERGE_MODE.key: mode, **({C.RECORD_MERGE_STRATEGY_ID.key: MERGE_STRATEGY_IDS[mode]}
+                                              if version < 9 else {})}
+
+
+def make_timeline_folders(storage: Storage, props: dict[str, str]) -> None:
+    """The folders a new timeline keeps its past in: ``timeline/history`` (layout 2) or the archive
+    folder (layout 1)."""
+    if int(props.get(C.TIMELINE_LAYOUT_VERSION.key, "1")) >= 2:
+        storage.mkdirs(f"{META_DIR}/{C.TIMELINE_PATH.default}/{C.TIMELINE_HISTORY_PATH.default}")
+    else:
+        storage.mkdirs(f"{META_DIR}/{props.get(C.ARCHIVELOG_FOLDER.key, C.ARCHIVELOG_FOLDER.default)}")
+
+
 # Keys every write persists when it creates a table, from the write options (or their defaults).
 _PERSISTED = (C.TABLE_NAME, C.DATABASE_NAME, C.TABLE_TYPE, C.RECORDKEY_FIELDS, C.PARTITION_FIELDS,
               C.PRECOMBINE_FIELD, C.HIVE_STYLE_PARTITIONING, C.URL_ENCODE_PARTITIONING,
@@ -77,30 +102,21 @@ class HoodieTable:
         if options.get(C.CDC_ENABLED):   # readers must know what the CDC log files hold
             props[C.CDC_LOGGING_MODE.key] = options.get_str(C.CDC_LOGGING_MODE).upper()
         version = options.get(C.WRITE_TABLE_VERSION)
-        props[C.TABLE_VERSION.key] = str(version)
+        props.update(timeline_properties(version))
         props[C.KEYGEN_CLASS.key] = keygen_class
         props[C.CREATE_SCHEMA.key] = create_schema
         mode = merge_mode(options)
-        props[C.PAYLOAD_CLASS.key] = EVENT_TIME_PAYLOAD if mode == "EVENT_TIME_ORDERING" else C.PAYLOAD_CLASS.default
+        if version < 9:           # Hudi 1.1 says it with the merge mode alone
+            props[C.PAYLOAD_CLASS.key] = EVENT_TIME_PAYLOAD if mode == "EVENT_TIME_ORDERING" else C.PAYLOAD_CLASS.default
         props[C.TABLE_CHECKSUM.key] = table_checksum(props[C.DATABASE_NAME.key], props[C.TABLE_NAME.key])
-        if version >= 8:          # Hudi 1.x: the merge mode is the table's, the timeline keeps completion times
-            props.update({C.TIMELINE_LAYOUT_VERSION.key: "2", C.INITIAL_TABLE_VERSION.key: str(version),
-                          C.TIMELINE_PATH.key: C.TIMELINE_PATH.default,
-                          C.TIMELINE_HISTORY_PATH.key: C.TIMELINE_HISTORY_PATH.default,
-                          C.RECORD_MERGE_MODE.key: mode, C.RECORD_MERGE_STRATEGY_ID.key: MERGE_STRATEGY_IDS[mode]})
-        if version >= 9:          # Hudi 1.1: ordering fields and the merge mode say it all
-            for prop in (C.PAYLOAD_CLASS, C.RECORD_MERGE_STRATEGY_ID):
-                props.pop(prop.key, None)
+        if version >= 8:          # Hudi 1.x: the merge mode is the table's
+            props.update({C.INITIAL_TABLE_VERSION.key: str(version), **merge_properties(mode, version)})
+        if version >= 9:          # Hudi 1.1: ordering fields, and the format plugin
             if C.PRECOMBINE_FIELD.key in props:
                 props[ORDERING_FIELDS_KEY] = props.pop(C.PRECOMBINE_FIELD.key)
             props[C.TABLE_FORMAT.key] = C.TABLE_FORMAT.default
-        if version < 8:
-            props[C.TIMELINE_LAYOUT_VERSION.key] = "1"
         storage = Storage(base_path)
-        if version >= 8:
-            storage.mkdirs(f"{META_DIR}/{C.TIMELINE_PATH.default}/{C.TIMELINE_HISTORY_PATH.default}")
-        else:
-            storage.mkdirs(f"{META_DIR}/{props[C.ARCHIVELOG_FOLDER.key]}")
+        make_timeline_folders(storage, props)
         storage.write_text(PROPERTIES_FILE, write_properties_text(props))
         return cls(storage, props)
 

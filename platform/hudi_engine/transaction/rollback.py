@@ -118,9 +118,9 @@ def execute_rollback(table: HoodieTable, rollback_instant: Instant, plan: dict, 
     if keep_requested or target["action"] == COMPACTION:
         storage.delete(timeline.path_of(pending.with_state(State.INFLIGHT)))
     else:
-        for done in timeline.filter(completed=True):          # a restore's target
-            if done.timestamp == target["commitTime"] and done.action == pending.with_state(State.COMPLETED).action:
-                storage.delete(timeline.path_of(done))
+        done = timeline.get(target["commitTime"])            # a restore's target (a write sorts before
+        if done is not None and done.is_completed:           # a savepoint of the same time)
+            storage.delete(timeline.path_of(done))
         timeline.delete_pending_files(pending)
     metadata = {
         "startRollbackTime": rollback_instant.timestamp,

@@ -97,7 +97,7 @@ def check_nbcc(table: HoodieTable, index: str, consistent: bool) -> None:
 
 def check_write_version(table: HoodieTable, cfg: HoodieConfig) -> None:
     """A write keeps the table's version: one this engine writes, and the one the write asks for
-    (Hudi would upgrade or downgrade the table first, which this engine does not do yet)."""
+    (an upgrade the write asked for ran before, in ``api.write``; any other mismatch is refused)."""
     if table.version not in WRITE_TABLE_VERSIONS:
         raise HoodieConfigError(
             f"{table.base_path} is a table of version {table.version}; this engine writes versions "

@@ -90,7 +90,7 @@ WRITE_TABLE_VERSION = define(
 TABLE_FORMAT = define("hoodie.table.format", "native", "Table format plugin (version 9+); native is Hudi's own.")
 AUTO_UPGRADE = define("hoodie.write.auto.upgrade", True,
                       "A write asking for a newer hoodie.write.table.version than its table's upgrades the table "
-                      "first (6 to 8); false refuses such a write.")
+                      "first (6 to 8 to 9); false refuses such a write.")
 INITIAL_TABLE_VERSION = define("hoodie.table.initial.version", None,
                                "Table version the table was created with (version 8+).")
 TIMELINE_LAYOUT_VERSION = define("hoodie.timeline.layout.version", 1, "Timeline layout version.")
@@ -100,6 +100,10 @@ TIMELINE_HISTORY_PATH = define("hoodie.timeline.history.path", "history",
                                "Folder under the timeline folder holding the LSM timeline history (version 8+).")
 RECORD_MERGE_STRATEGY_ID = define("hoodie.record.merge.strategy.id", None,
                                   "Id of the record merge strategy (version 8+), following the merge mode.")
+LEGACY_PAYLOAD_CLASS = define("hoodie.table.legacy.payload.class", None,
+                              "Payload class a table upgraded to version 9 had; the merge mode says how it merges.")
+PARTIAL_UPDATE_MODE = define("hoodie.table.partial.update.mode", None,
+                             "How a version 9 table fills columns an update leaves out (Hudi 1.1).")
 ARCHIVELOG_FOLDER = define("hoodie.archivelog.folder", "archived", "Archived timeline folder.")
 RECORDKEY_FIELDS = define("hoodie.table.recordkey.fields", None, "Record key field(s), comma separated.",
                           alternatives=("hoodie.datasource.write.recordkey.field",))

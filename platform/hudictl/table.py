@@ -6,9 +6,10 @@ works on any table, ours or written by Apache Hudi, local or on object storage.
 
 ``change-type --to COW|MOR`` changes the table's type, as Hudi's CLI ``table change-table-type``
 does: to merge-on-read at once; to copy-on-write after compacting every log file (with Spark).
-``upgrade --to-version 8`` upgrades a version 6 table to Hudi 1.0's version 8 and ``downgrade
---to-version 6`` brings it back, compacting a merge-on-read table's logs first (Hudi CLI's
-``upgrade table`` / ``downgrade table``); run again, either finishes one that was killed."""
+``upgrade --to-version 9`` upgrades a table of version 6 or 8 to Hudi 1.1's version 9 (through 8, as
+Hudi steps) and ``downgrade --to-version 6`` brings it back, compacting a merge-on-read table's logs
+first (Hudi CLI's ``upgrade table`` / ``downgrade table``); run again, either finishes one that was
+killed."""
 from __future__ import annotations
 
 import argparse
@@ -28,7 +29,7 @@ EXAMPLE = """examples:
   hudictl table metadata --base-path ./lake/orders --key order-42 --key order-43
   hudictl table change-type --base-path ./lake/orders --to MOR
   hudictl table change-type --base-path ./lake/orders --to COW --hoodie-conf hoodie.parquet.compression.codec=zstd
-  hudictl table upgrade --base-path ./lake/orders --to-version 8
+  hudictl table upgrade --base-path ./lake/orders --to-version 9
   hudictl table downgrade --base-path ./lake/orders --to-version 6
 """
 VIEWS = ("describe", "timeline", "files", "pending", "metadata")
@@ -48,7 +49,7 @@ def add_parser(sub) -> None:
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--to", metavar="TYPE", help="change-type: COW or MOR (COPY_ON_WRITE, MERGE_ON_READ)")
     p.add_argument("--to-version", type=int, metavar="N",
-                   help="upgrade, downgrade: the table version (default 8 to upgrade, 6 to downgrade)")
+                   help="upgrade, downgrade: the table version (6, 8 or 9; default 9 to upgrade, 6 to downgrade)")
     p.add_argument("--hoodie-conf", action="append", default=[], metavar="KEY=VALUE",
                    help="change-type, upgrade, downgrade: a hoodie.* option, e.g. the lock's, or the "
                         "compaction's before a change to COW or a downgrade (repeatable)")
@@ -175,7 +176,7 @@ def change_version(table, direction: str, to_version: int | None, conf: list[str
     from hudi_engine.api import downgrade_table, upgrade_table
 
     before = table.version
-    target = to_version or (8 if direction == "upgrade" else 6)
+    target = to_version or (9 if direction == "upgrade" else 6)
     compacts = direction == "downgrade" and table.table_type == "MERGE_ON_READ" and before != target
     with _local_spark_if(compacts, "hudictl-downgrade") as spark:
         if direction == "upgrade":

@@ -94,6 +94,18 @@ def test_commit_time_ordering_lets_the_last_write_win(spark, table_path):
     assert dict((r[0], r[2]) for r in snapshot)["k2"] == "older"
 
 
+@pytest.mark.parametrize("payload,k2", [("EventTimeAvroPayload", "v2"), ("OverwriteWithLatestAvroPayload", "older")])
+def test_a_payload_class_merges_as_hudi_1x_maps_it_to_a_merge_mode(spark, table_path, payload, k2):
+    """The payload class a version 6 table persists says how its logs merge: the late update to k2
+    loses to the base row by event time, and wins by commit time."""
+    payload = f"org.apache.hudi.common.model.{payload}"
+    build(spark, table_path, {**KEYS, "hoodie.datasource.write.payload.class": payload})
+    assert HoodieTable.load(table_path).props["hoodie.compaction.payload.class"] == payload
+    snapshot = ours(spark, table_path)
+    assert snapshot == in_arrow(table_path)
+    assert dict((r[0], r[2]) for r in snapshot)["k2"] == k2
+
+
 def test_time_travel_and_incremental_windows_agree(spark, table_path):
     build(spark, table_path, KEYS)
     instants = [i.timestamp for i in HoodieTable.load(str(table_path)).timeline.completed_writes()]

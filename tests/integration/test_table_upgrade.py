@@ -1,8 +1,9 @@
-"""Upgrading a version 6 table to version 8 (Hudi 1.0) with real Spark: a merge-on-read table with
-log files named by base instants, a compaction, a clean and a metadata table reads the same in both
-readers after ``hudictl table upgrade`` (snapshot, time travel, read-optimized), then takes version 8
-writes and services; an upgrade killed before or after its switch is finished by running it again;
-a write asking for version 8 upgrades its table first unless ``hoodie.write.auto.upgrade=false``."""
+"""Upgrading a version 6 table to version 8 (Hudi 1.0) and 9 (Hudi 1.1) with real Spark: a
+merge-on-read table with log files named by base instants, a compaction, a clean and a metadata table
+reads the same in both readers after ``hudictl table upgrade`` (snapshot, read-optimized), then takes
+version 8 and 9 writes and services; an upgrade killed before or after a switch is finished by running
+it again; a write asking for a newer version upgrades its table first unless
+``hoodie.write.auto.upgrade=false``; downgrades go back the same steps."""
 from __future__ import annotations
 
 import pytest
@@ -43,8 +44,8 @@ def layout_1_files(path) -> list[str]:
     return [f.path for f in Storage(path).list(".hoodie") if parse_instant_file_name(f.path.rsplit("/", 1)[-1])]
 
 
-def kill(monkeypatch, dies: str, version: int, clean_up: str) -> None:
-    """The process dies as hoodie.properties switches to ``version``, or just after, in ``clean_up``."""
+def kill(monkeypatch, dies: str, version: int) -> None:
+    """The process dies as hoodie.properties switches to ``version``, or just after."""
     if dies == "before-the-switch":
         real = Storage.write_text
 
@@ -53,8 +54,15 @@ def kill(monkeypatch, dies: str, version: int, clean_up: str) -> None:
                 raise OSError("killed")
             return real(self, rel, text)
         monkeypatch.setattr(Storage, "write_text", die_on_properties)
-    else:
-        monkeypatch.setattr(table_version, clean_up, lambda table: (_ for _ in ()).throw(OSError("killed")))
+        return
+    switch = table_version._switch
+
+    def die_after(table, props):
+        switched = switch(table, props)
+        if switched.version == version:
+            raise OSError("killed")
+        return switched
+    monkeypatch.setattr(table_version, "_switch", die_after)
 
 
 def version_6_table(spark, path) -> tuple[str, dict]:
@@ -96,21 +104,36 @@ def test_hudictl_upgrades_a_version_6_table_that_then_takes_version_8_writes(spa
     compaction = schedule_compaction(table, {}, force=True)
     assert run_compactions(spark, HoodieTable.load(table_path)) == [compaction.timestamp]
     assert both(spark, table_path) == expected
+
+    # 8 to 9: hoodie.properties alone.
     assert main(["table", "upgrade", "--base-path", table_path]) == 0
-    assert "at version 8 already" in capsys.readouterr().out
+    assert "is at version 9 (was 8)" in capsys.readouterr().out
+    table = HoodieTable.load(table_path)
+    assert (table.version, table.props["hoodie.table.ordering.fields"], table.props[
+        "hoodie.table.legacy.payload.class"]) == (9, "ts", "org.apache.hudi.common.model.DefaultHoodieRecordPayload")
+    assert not {"hoodie.table.precombine.field", "hoodie.compaction.payload.class",
+                "hoodie.record.merge.strategy.id"} & set(table.props)
+    assert both(spark, table_path) == expected
+    put(spark, table_path, [("c", "cantaloupe", "eu", 3)])          # older: event time keeps the stored row
+    put(spark, table_path, [("d", "durian", "us", 5)])
+    expected = [r if r[0] != "d" else ("d", "durian", "us", 5) for r in expected]
+    assert both(spark, table_path) == expected
+    assert open_mdt(HoodieTable.load(table_path)).version == 9
+    assert main(["table", "upgrade", "--base-path", table_path]) == 0
+    assert "at version 9 already" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("dies", ["before-the-switch", "after-the-switch"])
-def test_a_killed_upgrade_is_finished_by_running_it_again(spark, table_path, monkeypatch, dies):
+@pytest.mark.parametrize("dies,at", [("before-the-switch", 8), ("after-the-switch", 8), ("before-the-switch", 9)])
+def test_a_killed_upgrade_is_finished_by_running_it_again(spark, table_path, monkeypatch, dies, at):
     _, before = version_6_table(spark, table_path)
-    kill(monkeypatch, dies, 8, "_drop_layout_1_files")
+    kill(monkeypatch, dies, at)
     with pytest.raises(OSError, match="killed"):
-        upgrade_table(HoodieTable.load(table_path))
+        upgrade_table(HoodieTable.load(table_path), 9)
     monkeypatch.undo()
-    assert HoodieTable.load(table_path).version == (6 if dies == "before-the-switch" else 8)
-    assert layout_1_files(table_path)                    # the old timeline is still there
+    assert HoodieTable.load(table_path).version == (at if dies == "after-the-switch" else {8: 6, 9: 8}[at])
+    assert bool(layout_1_files(table_path)) == (at == 8)     # the old timeline is still there
     assert both(spark, table_path) == before["snapshot"]   # and the table reads as before, either way
-    assert upgrade_table(HoodieTable.load(table_path)).version == 8
+    assert upgrade_table(HoodieTable.load(table_path), 9).version == 9
     assert layout_1_files(table_path) == []
     assert both(spark, table_path) == before["snapshot"]
 
@@ -126,24 +149,25 @@ def test_a_write_asking_for_version_8_upgrades_its_table_first(spark, table_path
     assert both(spark, table_path) == [("a", "apricot", "eu", 2)]
 
 
-def version_8_table_with_logs(spark, path) -> list[tuple]:
+def table_with_logs(spark, path, version: int = 8) -> list[tuple]:
     version_6_table(spark, path)
-    put(spark, path, [("a", "avocado", "eu", 5)], **{"hoodie.write.table.version": "8"})    # upgrades
+    put(spark, path, [("a", "avocado", "eu", 5)], **{"hoodie.write.table.version": str(version)})    # upgrades
     put(spark, path, [("e", "elderberry", "us", 5)])
     table = HoodieTable.load(path)
-    assert table.version == 8 and any(s.log_files for s in table.fs_view().latest_file_slices())
+    assert table.version == version and any(s.log_files for s in table.fs_view().latest_file_slices())
     return both(spark, path)
 
 
-def test_a_version_8_table_downgrades_back_to_6_compacting_its_logs(spark, table_path):
-    expected = version_8_table_with_logs(spark, table_path)
+def test_a_version_9_table_downgrades_back_to_6_compacting_its_logs(spark, table_path):
+    expected = table_with_logs(spark, table_path, 9)
     completed = [i.timestamp for i in HoodieTable.load(table_path).timeline.filter(completed=True)]
 
     assert downgrade_table(HoodieTable.load(table_path), 6, spark=spark).version == 6
     table = HoodieTable.load(table_path)
     assert (table.version, table.layout_version) == (6, 1)
-    assert not {"hoodie.record.merge.mode", "hoodie.timeline.history.path", "hoodie.table.initial.version"} & set(
-        table.props)
+    assert not {"hoodie.record.merge.mode", "hoodie.timeline.history.path", "hoodie.table.initial.version",
+                "hoodie.table.ordering.fields", "hoodie.table.legacy.payload.class"} & set(table.props)
+    assert table.props["hoodie.table.precombine.field"] == "ts"
     assert not Storage(table_path).exists(".hoodie/timeline")
     timeline = table.timeline
     assert set(completed) < {i.timestamp for i in timeline.filter(completed=True)}     # plus the compaction
@@ -159,8 +183,8 @@ def test_a_version_8_table_downgrades_back_to_6_compacting_its_logs(spark, table
 
 @pytest.mark.parametrize("dies", ["before-the-switch", "after-the-switch"])
 def test_a_killed_downgrade_is_finished_by_running_it_again(spark, table_path, monkeypatch, dies):
-    expected = version_8_table_with_logs(spark, table_path)
-    kill(monkeypatch, dies, 6, "_drop_layout_2_files")
+    expected = table_with_logs(spark, table_path)
+    kill(monkeypatch, dies, 6)
     with pytest.raises(OSError, match="killed"):
         downgrade_table(HoodieTable.load(table_path), spark=spark)
     monkeypatch.undo()
@@ -176,8 +200,13 @@ def test_hudictl_downgrades_a_copy_on_write_table(spark, table_path, capsys):
     """No log files to compact: the command needs no Spark of its own (a merge-on-read table's
     downgrade starts a local session, which a test process must not share)."""
     batch = spark.createDataFrame([("a", "apple", "eu", 1)], FRUIT_SCHEMA)
-    write(batch, table_path, {**FRUIT_OPTIONS, "hoodie.write.table.version": "8"})
+    write(batch, table_path, {**FRUIT_OPTIONS, "hoodie.write.table.version": "9"})
     write(batch, table_path, {**FRUIT_OPTIONS})
+    assert main(["table", "downgrade", "--base-path", table_path, "--to-version", "8"]) == 0
+    assert "is at version 8 (was 9)" in capsys.readouterr().out
+    assert HoodieTable.load(table_path).props["hoodie.compaction.payload.class"] == (
+        "org.apache.hudi.common.model.DefaultHoodieRecordPayload")
+    assert both(spark, table_path) == [("a", "apple", "eu", 1)]
     assert main(["table", "downgrade", "--base-path", table_path]) == 0
     assert "is at version 6 (was 8)" in capsys.readouterr().out
     assert [i.action for i in HoodieTable.load(table_path).timeline.instants] == ["commit", "commit"]

@@ -5,7 +5,13 @@ from __future__ import annotations
 import datetime as _dt
 import json
 
-from hudi_engine.services.table_version import completion_time, converted, upgraded_properties
+import pytest
+
+from hudi_engine.config import HoodieConfig
+from hudi_engine.errors import HoodieConfigError
+from hudi_engine.merge.record_merger import merge_mode
+from hudi_engine.services.table_version import (completion_time, converted, eight_properties, nine_properties,
+                                                upgraded_properties)
 from hudi_engine.timeline.avro_models import AVRO_MAGIC, decode_instant_avro, parse_commit_metadata
 from hudi_engine.timeline.commit_metadata import commit_metadata, encode_commit_metadata, encode_completed
 from hudi_engine.timeline.instant import Instant, State
@@ -57,6 +63,39 @@ def test_an_upgraded_tables_merge_mode_follows_its_payload_class():
     assert (latest["hoodie.record.merge.mode"], latest["hoodie.record.merge.strategy.id"]) == (
         "COMMIT_TIME_ORDERING", "ce9acb64-bde0-424c-9b91-f6ebba25356d")
     assert "hoodie.table.initial.version" not in event
+
+
+def test_payload_classes_say_their_merge_mode_as_hudi_1x_maps_them():
+    def mode(payload):
+        return merge_mode(HoodieConfig({"hoodie.datasource.write.payload.class": f"org.apache.hudi.common.model.{payload}",
+                                        "hoodie.datasource.write.precombine.field": "ts"}))
+    assert mode("EventTimeAvroPayload") == mode("DefaultHoodieRecordPayload") == "EVENT_TIME_ORDERING"
+    assert mode("OverwriteWithLatestAvroPayload") == "COMMIT_TIME_ORDERING"
+    with pytest.raises(HoodieConfigError, match="PartialUpdateAvroPayload merges by logic of its own"):
+        upgraded_properties({"hoodie.table.name": "t", "hoodie.compaction.payload.class":
+                             "org.apache.hudi.common.model.PartialUpdateAvroPayload"})
+
+
+V8 = {"hoodie.table.name": "t", "hoodie.table.version": "8", "hoodie.timeline.layout.version": "2",
+      "hoodie.timeline.path": "timeline", "hoodie.timeline.history.path": "history",
+      "hoodie.table.precombine.field": "ts", "hoodie.record.merge.mode": "EVENT_TIME_ORDERING",
+      "hoodie.record.merge.strategy.id": "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5",
+      "hoodie.compaction.payload.class": "org.apache.hudi.common.model.EventTimeAvroPayload"}
+
+
+def test_version_9_keeps_the_payload_as_legacy_and_the_ordering_field_under_its_new_name():
+    nine = nine_properties(V8)
+    assert nine == {**{k: v for k, v in V8.items() if k not in (
+        "hoodie.table.precombine.field", "hoodie.record.merge.strategy.id", "hoodie.compaction.payload.class")},
+        "hoodie.table.version": "9", "hoodie.table.ordering.fields": "ts",
+        "hoodie.table.legacy.payload.class": "org.apache.hudi.common.model.EventTimeAvroPayload"}
+    assert eight_properties(nine) == V8                             # and back, as Hudi's downgrade does
+    # A table created at 9 has no legacy payload: version 8 gets the merge mode's.
+    created = {k: v for k, v in nine.items() if k != "hoodie.table.legacy.payload.class"}
+    assert eight_properties(created)["hoodie.compaction.payload.class"] == (
+        "org.apache.hudi.common.model.DefaultHoodieRecordPayload")
+    with pytest.raises(HoodieConfigError, match="CUSTOM is one this engine does not run"):
+        nine_properties({**V8, "hoodie.record.merge.mode": "CUSTOM"})
 
 
 def test_completion_time_is_the_files_time_but_never_before_the_instant():

@@ -5,7 +5,9 @@ Incoming records carry ``_hoodie_record_key`` and an operation column (:data:`OP
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 import pyarrow as pa
@@ -19,6 +21,13 @@ OP_COLUMN = "_hoodie_op"
 IS_DELETED = "_hoodie_is_deleted"
 DELETE = "D"
 EVENT_TIME_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
+# The payload classes whose merging an ordering mode says, as Hudi 1.x maps them to merge modes when it
+# upgrades a table (the payloads with partial updates or delete markers of their own are not among them).
+PAYLOAD_MERGE_MODES = {EVENT_TIME_PAYLOAD: "EVENT_TIME_ORDERING",
+                       "org.apache.hudi.common.model.EventTimeAvroPayload": "EVENT_TIME_ORDERING",
+                       C.PAYLOAD_CLASS.default: "COMMIT_TIME_ORDERING"}
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -136,6 +145,20 @@ def merge_mode(options: HoodieConfig) -> str:
     if options.contains(C.RECORD_MERGE_MODE):
         return options.get_str(C.RECORD_MERGE_MODE).upper()
     if options.contains(C.PAYLOAD_CLASS):
-        return ("EVENT_TIME_ORDERING" if options.get_str(C.PAYLOAD_CLASS) == EVENT_TIME_PAYLOAD
-                else "COMMIT_TIME_ORDERING")
+        return payload_merge_mode(options.get_str(C.PAYLOAD_CLASS))
     return "EVENT_TIME_ORDERING" if options.get_str(C.PRECOMBINE_FIELD) else "COMMIT_TIME_ORDERING"
+
+
+def mode_payload_class(mode: str) -> str:
+    """The payload class a table of version 6 or 8 persists for a merge mode, for engines that read it."""
+    return EVENT_TIME_PAYLOAD if mode == "EVENT_TIME_ORDERING" else C.PAYLOAD_CLASS.default
+
+
+@cache
+def payload_merge_mode(payload_class: str) -> str:
+    """The ordering a payload class merges by; a payload of its own logic merges by commit time here,
+    said once."""
+    if payload_class not in PAYLOAD_MERGE_MODES:
+        log.warning(f"{C.PAYLOAD_CLASS.key}={payload_class}: this engine does not run payload classes; records "
+                    f"merge by COMMIT_TIME_ORDERING. Set {C.RECORD_MERGE_MODE.key} to say how they merge")
+    return PAYLOAD_MERGE_MODES.get(payload_class, "COMMIT_TIME_ORDERING")

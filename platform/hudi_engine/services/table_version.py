@@ -1,25 +1,29 @@
-"""Upgrading a table from version 6 to 8, and downgrading it back, as Hudi 1.0's upgrade and
-downgrade handlers do.
+"""Upgrading a table from version 6 to 8 to 9, and downgrading it back, one step at a time as
+Hudi 1.x's upgrade and downgrade handlers do; each step is crash-safe, and running the command again
+after a crash goes on from the version the table is at.
 
-Upgrade (SixToEightUpgradeHandler): every
-active instant moves to ``.hoodie/timeline/``, a completed one named with its completion time (its
-file's modification time, the only record of it a version 6 timeline has) and commit metadata
-rewritten as Avro; ``hoodie.properties`` gains the 1.x keys (merge mode and strategy, timeline
-paths). Log files keep their names: a version 6 log is named after its slice's base instant, which
-completion-time slicing places in that same slice.
+6 → 8 (SixToEightUpgradeHandler): every active instant moves to ``.hoodie/timeline/``, a completed
+one named with its completion time (its file's modification time, the only record of it a version 6
+timeline has) and commit metadata rewritten as Avro; ``hoodie.properties`` gains the 1.x keys (merge
+mode and strategy, timeline paths). Log files keep their names: a version 6 log is named after its
+slice's base instant, which completion-time slicing places in that same slice. The new timeline is
+written first (a version 6 reader does not look in ``timeline/``), then ``hoodie.properties``
+switches the version in one write, then the old instant files go. The archived timeline stays
+where it is: writing Hudi 1.x's LSM history is not done yet, so archived instants are no longer
+read once the table is at version 8.
 
-Crash-safe and resumable: the new timeline is written first (a version 6 reader does not look in
-``timeline/``), then ``hoodie.properties`` switches the version in one write, then the old instant
-files go. Run again after a crash, it starts over before the switch and finishes the clean-up after
-it. The metadata table is dropped first (its partitions unlisted) and rebuilt at version 8 by the
-next write that wants it. The archived timeline stays where it is: writing Hudi 1.x's LSM history
-is not done yet, so archived instants are no longer read once the table is at version 8.
+8 → 9 (EightToNineUpgradeHandler): ``hoodie.properties`` only, in one write: the ordering field
+becomes ``hoodie.table.ordering.fields``, the payload class ``hoodie.table.legacy.payload.class``
+(the merge mode says how records merge), and the merge strategy id goes.
 
-Downgrade (EightToSixDowngradeHandler): failed writes are rolled back and a merge-on-read table is
-compacted until no latest slice has log files (a version 8 log is named by its own delta commit,
-which version 6 readers would take for a base instant); the timeline moves back to ``.hoodie/``
-with commit metadata as JSON, ``hoodie.properties`` loses the 1.x keys in one write, and
-``timeline/`` goes last. The metadata table is rebuilt at version 6 by the next write.
+9 → 8 (NineToEightDowngradeHandler) undoes that; 8 → 6 (EightToSixDowngradeHandler) rolls back
+failed writes, compacts a merge-on-read table until no latest slice has log files (a version 8 log is
+named by its own delta commit, which version 6 readers would take for a base instant), moves the
+timeline back to ``.hoodie/`` with commit metadata as JSON, drops the 1.x keys in one write, and
+deletes ``timeline/`` last.
+
+Every step drops the metadata table first (its partitions unlisted); the next write that wants it
+rebuilds it at the table's new version.
 """
 from __future__ import annotations
 
@@ -32,8 +36,9 @@ from ..concurrency.settings import concurrency
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError
 from ..metadata_table.layout import delete_mdt
-from ..table.meta_client import (PROPERTIES_FILE, HoodieTable, make_timeline_folders, merge_properties,
-                                 timeline_properties)
+from ..merge.record_merger import PAYLOAD_MERGE_MODES, mode_payload_class
+from ..table.meta_client import (MERGE_STRATEGY_IDS, ORDERING_FIELDS_KEY, PROPERTIES_FILE, HoodieTable,
+                                 make_timeline_folders, merge_properties, timeline_properties)
 from ..table.properties import write_properties_text
 from ..timeline.avro_models import parse_commit_metadata
 from ..timeline.commit_metadata import commit_metadata_json, encode_commit_metadata
@@ -46,24 +51,59 @@ from .table_changes import compact_every_log, refuse_logs, refuse_pending
 
 log = logging.getLogger(__name__)
 
-UPGRADABLE = {6: 8}
-DOWNGRADABLE = {8: 6}
+# The next version up or down from each version, as Hudi's handlers go.
+UPGRADES = {6: 8, 8: 9}
+DOWNGRADES = {9: 8, 8: 6}
 # Keys Hudi 1.x adds to hoodie.properties, gone again at version 6.
 _V8_ONLY = (C.INITIAL_TABLE_VERSION, C.TIMELINE_PATH, C.TIMELINE_HISTORY_PATH, C.RECORD_MERGE_MODE,
-            C.RECORD_MERGE_STRATEGY_ID)
+            C.RECORD_MERGE_STRATEGY_ID, C.TABLE_FORMAT, C.LEGACY_PAYLOAD_CLASS, C.PARTIAL_UPDATE_MODE)
 _COMMIT_METADATA_ACTIONS = (COMMIT, DELTA_COMMIT, REPLACE_COMMIT)
 # The pending forms a completed action may have had.
 _PENDING_FORMS = {COMMIT: (COMMIT, COMPACTION), DELTA_COMMIT: (DELTA_COMMIT, LOG_COMPACTION),
                   REPLACE_COMMIT: (REPLACE_COMMIT, CLUSTERING)}
-_PAYLOAD_MODES = {"org.apache.hudi.common.model.DefaultHoodieRecordPayload": "EVENT_TIME_ORDERING",
-                  "org.apache.hudi.common.model.EventTimeAvroPayload": "EVENT_TIME_ORDERING"}
 
 
 def upgraded_properties(props: dict[str, str]) -> dict[str, str]:
     """A version 6 table's properties at version 8: what Hudi 1.0 adds (the initial version stays
     unset, as Hudi leaves it for upgraded tables)."""
-    mode = _PAYLOAD_MODES.get(props.get(C.PAYLOAD_CLASS.key, ""), "COMMIT_TIME_ORDERING")
+    payload = props.get(C.PAYLOAD_CLASS.key, C.PAYLOAD_CLASS.default)
+    if payload not in PAYLOAD_MERGE_MODES:
+        raise HoodieConfigError(
+            f"cannot upgrade {props.get(C.TABLE_NAME.key)}: its {C.PAYLOAD_CLASS.key}={payload} merges by logic of "
+            "its own, which Hudi 1.x keeps as a CUSTOM merge mode and this engine does not run. Upgrade it with "
+            "Hudi's own tools, or keep it at version 6")
+    mode = PAYLOAD_MERGE_MODES[payload]
     return {**props, **timeline_properties(8), **merge_properties(mode, 8)}
+
+
+def nine_properties(props: dict[str, str]) -> dict[str, str]:
+    """A version 8 table's properties at version 9: the payload class kept as the legacy one, the
+    ordering field under its 1.1 name, no strategy id (the merge mode alone says it)."""
+    if props.get(C.RECORD_MERGE_MODE.key, "").upper() not in MERGE_STRATEGY_IDS:
+        raise HoodieConfigError(
+            f"cannot upgrade {props.get(C.TABLE_NAME.key)} to version 9: its "
+            f"{C.RECORD_MERGE_MODE.key}={props.get(C.RECORD_MERGE_MODE.key)} is one this engine does not run")
+    out = {k: v for k, v in props.items() if k not in (C.RECORD_MERGE_STRATEGY_ID.key, C.PAYLOAD_CLASS.key,
+                                                        C.PRECOMBINE_FIELD.key)}
+    if C.PAYLOAD_CLASS.key in props:
+        out[C.LEGACY_PAYLOAD_CLASS.key] = props[C.PAYLOAD_CLASS.key]
+    if C.PRECOMBINE_FIELD.key in props:
+        out[ORDERING_FIELDS_KEY] = props[C.PRECOMBINE_FIELD.key]
+    out.update(timeline_properties(9))
+    return out
+
+
+def eight_properties(props: dict[str, str]) -> dict[str, str]:
+    """A version 9 table's properties at version 8: the payload class back (the legacy one, else the
+    merge mode's), the strategy id, the ordering field under the precombine key."""
+    mode = props.get(C.RECORD_MERGE_MODE.key, C.RECORD_MERGE_MODE.default).upper()
+    out = {k: v for k, v in props.items() if k not in (C.LEGACY_PAYLOAD_CLASS.key, C.PARTIAL_UPDATE_MODE.key,
+                                                        ORDERING_FIELDS_KEY)}
+    out[C.PAYLOAD_CLASS.key] = props.get(C.LEGACY_PAYLOAD_CLASS.key) or mode_payload_class(mode)
+    if ORDERING_FIELDS_KEY in props:
+        out[C.PRECOMBINE_FIELD.key] = props[ORDERING_FIELDS_KEY]
+    out.update({**timeline_properties(8), **merge_properties(mode, 8)})
+    return out
 
 
 def completion_time(instant_time: str, mtime_ns: int | None, utc: bool) -> str:
@@ -91,82 +131,109 @@ def converted(instant: Instant, content: bytes) -> bytes:
                                   replace=instant.action == REPLACE_COMMIT and instant.is_completed)
 
 
-def upgrade_table(table: HoodieTable, to_version: int = 8, options: dict | None = None, spark=None) -> HoodieTable:
-    """The table at ``to_version`` (only 6 → 8 for now); a table already there is finished (an
-    upgrade killed after its switch leaves old instant files behind) and returned."""
-    if table.version == to_version:
-        _drop_layout_1_files(table)
-        return table
-    _refuse_unsupported(table, to_version, "upgrade", UPGRADABLE)
+def upgrade_table(table: HoodieTable, to_version: int = 9, options: dict | None = None, spark=None) -> HoodieTable:
+    """The table at ``to_version``, one version step at a time; a table already there is finished (a
+    step killed after its switch leaves old files behind) and returned."""
+    steps = _steps(table, to_version, "upgrade", UPGRADES)
     cfg = HoodieConfig({**(options or {}), **table.props})
-    with locked_table(table, cfg, f"upgrading to version {to_version}") as table:
-        table = _without_failed_writes(table, cfg, spark)
-        refuse_pending(table, f"upgrade to version {to_version}")
-        table = delete_mdt(table)
-        utc = cfg.get_str(C.TIMELINE_TIMEZONE).upper() == "UTC"
-        props = upgraded_properties(table.props)
-        make_timeline_folders(table.storage, props)
-        target = f"{META_DIR}/{C.TIMELINE_PATH.default}"
-        moved = 0
-        for info in table.storage.list(META_DIR):
-            instant = parse_instant_file_name(info.path.rsplit("/", 1)[-1])
-            if instant is None:
-                continue
-            if instant.is_completed:
-                instant = Instant(instant.timestamp, instant.action, instant.state,
-                                  completion_time(instant.timestamp, info.mtime_ns, utc))
-            table.storage.write_bytes(f"{target}/{instant.file_name(2)}",
-                                      converted(instant, table.storage.read_bytes(info.path)))
-            moved += 1
-        table.storage.write_text(PROPERTIES_FILE, write_properties_text(props))
-        upgraded = HoodieTable(table.storage, props)
-        _drop_layout_1_files(upgraded)
-    log.info(f"upgraded {upgraded.name} to version {to_version}: {moved} instant files moved to {target}")
+    for step in steps:
+        with locked_table(table, cfg, f"upgrading to version {step}") as table:
+            table = _without_failed_writes(_finish_switch(table), cfg, spark)
+            refuse_pending(table, f"upgrade to version {step}")
+            table = (_six_to_eight if step == 8 else _eight_to_nine)(delete_mdt(table), cfg)
+    return table if steps else _finish_switch(table)
+
+
+def _six_to_eight(table: HoodieTable, cfg: HoodieConfig) -> HoodieTable:
+    utc = cfg.get_str(C.TIMELINE_TIMEZONE).upper() == "UTC"
+    props = upgraded_properties(table.props)
+    make_timeline_folders(table.storage, props)
+    target = f"{META_DIR}/{C.TIMELINE_PATH.default}"
+    moved = 0
+    for info in table.storage.list(META_DIR):
+        instant = parse_instant_file_name(info.path.rsplit("/", 1)[-1])
+        if instant is None:
+            continue
+        if instant.is_completed:
+            instant = Instant(instant.timestamp, instant.action, instant.state,
+                              completion_time(instant.timestamp, info.mtime_ns, utc))
+        table.storage.write_bytes(f"{target}/{instant.file_name(2)}",
+                                  converted(instant, table.storage.read_bytes(info.path)))
+        moved += 1
+    upgraded = _switch(table, props)
+    _drop_layout_1_files(upgraded)
+    log.info(f"upgraded {upgraded.name} to version 8: {moved} instant files moved to {target}")
+    return upgraded
+
+
+def _eight_to_nine(table: HoodieTable, cfg: HoodieConfig) -> HoodieTable:
+    upgraded = _switch(table, nine_properties(table.props))
+    log.info(f"upgraded {upgraded.name} to version 9")
     return upgraded
 
 
 def downgrade_table(table: HoodieTable, to_version: int = 6, options: dict | None = None,
                     spark=None) -> HoodieTable:
-    """The table at ``to_version`` (only 8 → 6 for now; merge-on-read tables need ``spark`` to
-    compact); a table already there is finished (a downgrade killed after its switch) and returned."""
-    if table.version == to_version:
-        _drop_layout_2_files(table)
-        return table
-    _refuse_unsupported(table, to_version, "downgrade", DOWNGRADABLE)
-    change = f"downgrade to version {to_version}"
-    cfg = HoodieConfig({**(options or {}), **table.props})
-    with locked_table(table, cfg, f"rolling back failed writes to {change}") as table:
-        table = _without_failed_writes(table, cfg, spark)
-    refuse_pending(table, change)
-    if table.table_type == "MERGE_ON_READ":
-        table = compact_every_log(spark, table, options or {}, change)
-    with locked_table(table, cfg, change) as table:
+    """The table at ``to_version``, one version step at a time (to 6, merge-on-read tables need
+    ``spark`` to compact); a table already there is finished (a step killed after its switch) and
+    returned."""
+    steps = _steps(table, to_version, "downgrade", DOWNGRADES)
+    for step in steps:
+        change = f"downgrade to version {step}"
+        cfg = HoodieConfig({**(options or {}), **table.props})
+        with locked_table(table, cfg, f"rolling back failed writes to {change}") as table:
+            table = _without_failed_writes(_finish_switch(table), cfg, spark)
         refuse_pending(table, change)
-        refuse_logs(table, change)
-        table = delete_mdt(table)
-        moved = 0
-        for instant in table.timeline.instants:
-            for state in _states(table.timeline, instant):
-                source = table.timeline.path_of(state)
-                action = REPLACE_COMMIT if state.action == CLUSTERING else state.action   # no clustering action at 6
-                target = f"{META_DIR}/{Instant(state.timestamp, action, state.state).file_name(1)}"
-                table.storage.write_bytes(target, _to_layout_1(state, table.storage.read_bytes(source)))
-                moved += 1
-        props = {k: v for k, v in table.props.items() if k not in {p.key for p in _V8_ONLY}}
-        props.update(timeline_properties(to_version))
-        make_timeline_folders(table.storage, props)
-        table.storage.write_text(PROPERTIES_FILE, write_properties_text(props))
-        downgraded = HoodieTable(table.storage, props)
-        _drop_layout_2_files(downgraded)
-    log.info(f"downgraded {downgraded.name} to version {to_version}: {moved} instant files moved to {META_DIR}")
+        if step == 6 and table.table_type == "MERGE_ON_READ":
+            table = compact_every_log(spark, table, options or {}, change)
+        with locked_table(table, cfg, change) as table:
+            refuse_pending(table, change)
+            table = (_eight_to_six if step == 6 else _nine_to_eight)(delete_mdt(table), change)
+    return table if steps else _finish_switch(table)
+
+
+def _nine_to_eight(table: HoodieTable, change: str) -> HoodieTable:
+    downgraded = _switch(table, eight_properties(table.props))
+    log.info(f"downgraded {downgraded.name} to version 8")
     return downgraded
 
 
-def _refuse_unsupported(table: HoodieTable, to_version: int, direction: str, supported: dict[int, int]) -> None:
-    if supported.get(table.version) != to_version:
+def _eight_to_six(table: HoodieTable, change: str) -> HoodieTable:
+    refuse_logs(table, change)
+    moved = 0
+    for instant in table.timeline.instants:
+        for state in _states(table.timeline, instant):
+            source = table.timeline.path_of(state)
+            action = REPLACE_COMMIT if state.action == CLUSTERING else state.action   # no clustering action at 6
+            target = f"{META_DIR}/{Instant(state.timestamp, action, state.state).file_name(1)}"
+            table.storage.write_bytes(target, _to_layout_1(state, table.storage.read_bytes(source)))
+            moved += 1
+    props = {k: v for k, v in table.props.items() if k not in {p.key for p in _V8_ONLY}}
+    props.update(timeline_properties(6))
+    make_timeline_folders(table.storage, props)
+    downgraded = _switch(table, props)
+    _drop_layout_2_files(downgraded)
+    log.info(f"downgraded {downgraded.name} to version 6: {moved} instant files moved to {META_DIR}")
+    return downgraded
+
+
+def _switch(table: HoodieTable, props: dict[str, str]) -> HoodieTable:
+    """The step's one visible change: ``hoodie.properties`` written whole."""
+    table.storage.write_text(PROPERTIES_FILE, write_properties_text(props))
+    return HoodieTable(table.storage, props)
+
+
+def _steps(table: HoodieTable, to_version: int, direction: str, moves: dict[int, int]) -> list[int]:
+    """The versions the table passes through to ``to_version`` (none if it is there)."""
+    steps, version = [], table.version
+    while version != to_version and version in moves:
+        version = moves[version]
+        steps.append(version)
+    if version != to_version:
         raise HoodieConfigError(
             f"cannot {direction} {table.name} from version {table.version} to {to_version}: this engine can "
-            f"{direction} " + ", ".join(f"{a} to {b}" for a, b in supported.items()))
+            f"{direction} " + ", ".join(f"{a} to {b}" for a, b in moves.items()))
+    return steps
 
 
 def _without_failed_writes(table: HoodieTable, cfg: HoodieConfig, spark) -> HoodieTable:
@@ -200,9 +267,16 @@ def upgrade_for_write(base_path: str, options: dict | None, spark=None) -> None:
         return
     table = HoodieTable.load(base_path)
     wanted = cfg.get(C.WRITE_TABLE_VERSION)
-    if UPGRADABLE.get(table.version) == wanted:
+    if wanted > table.version and table.version in UPGRADES:
         log.info(f"{C.WRITE_TABLE_VERSION.key}={wanted}: upgrading {table.name} from version {table.version}")
         upgrade_table(table, wanted, options, spark)
+
+
+def _finish_switch(table: HoodieTable) -> HoodieTable:
+    """The files a step killed after its switch left of the layout the table no longer has."""
+    _drop_layout_1_files(table)
+    _drop_layout_2_files(table)
+    return table
 
 
 def _drop_layout_2_files(table: HoodieTable) -> None:

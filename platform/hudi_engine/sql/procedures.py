@@ -136,9 +136,9 @@ PROCEDURES: dict[str, Procedure] = {p.name: p for p in (
         "strategy"))),
       columns("result string"), services.hive_sync, "Sync the table to the Hive Metastore (hms mode)"),
     P("upgrade_table", (*TABLE, required("to_version", "string")), columns("result boolean"),
-      services.upgrade_table, "Upgrade the table to a version (to_version: EIGHT, or 8)"),
+      services.upgrade_table, "Upgrade the table to a version (to_version: EIGHT or NINE, or 8, 9)"),
     P("downgrade_table", (*TABLE, required("to_version", "string")), columns("result boolean"),
-      services.downgrade_table, "Downgrade the table to a version (to_version: SIX, or 6)"),
+      services.downgrade_table, "Downgrade the table to a version (to_version: EIGHT or SIX, or 8, 6)"),
     # --- savepoints and rollback
     P("show_savepoints", TABLE_OR_PATH, columns("savepoint_time string"), restore.show_savepoints,
       "Completed savepoints, newest first"),

@@ -7,7 +7,7 @@ from .. import config as C
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError, HoodieTableNotFoundError
 from ..file_group.fs_view import FileSystemView
-from ..merge.record_merger import EVENT_TIME_PAYLOAD, merge_mode
+from ..merge.record_merger import PAYLOAD_MERGE_MODES, merge_mode, mode_payload_class
 from ..storage import FileInfo, Storage
 from ..timeline.timeline import META_DIR, Timeline
 from .properties import read_properties_text, table_checksum, write_properties_text
@@ -107,7 +107,8 @@ class HoodieTable:
         props[C.CREATE_SCHEMA.key] = create_schema
         mode = merge_mode(options)
         if version < 9:           # Hudi 1.1 says it with the merge mode alone
-            props[C.PAYLOAD_CLASS.key] = EVENT_TIME_PAYLOAD if mode == "EVENT_TIME_ORDERING" else C.PAYLOAD_CLASS.default
+            given = options.get_str(C.PAYLOAD_CLASS) if options.contains(C.PAYLOAD_CLASS) else None
+            props[C.PAYLOAD_CLASS.key] = given if PAYLOAD_MERGE_MODES.get(given or "") == mode else mode_payload_class(mode)
         props[C.TABLE_CHECKSUM.key] = table_checksum(props[C.DATABASE_NAME.key], props[C.TABLE_NAME.key])
         if version >= 8:          # Hudi 1.x: the merge mode is the table's
             props.update({C.INITIAL_TABLE_VERSION.key: str(version), **merge_properties(mode, version)})

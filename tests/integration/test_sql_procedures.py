@@ -15,7 +15,7 @@ from hudi_engine.sql.statements import parse
 from hudi_engine.table.archived_timeline import archived_instants
 from hudi_engine.table.meta_client import HoodieTable
 from hudi_engine.table.properties import read_properties_text
-from hudi_engine.table.retention import archive_folder
+from hudi_engine.table.archived import archive_folder
 from hudi_engine.timeline.instant import CLEAN, COMMIT, COMPACTION, DELTA_COMMIT, REPLACE_COMMIT, ROLLBACK
 from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA, three_commits
 from tests.support.metastore import thrift

@@ -12,14 +12,18 @@ Crash-safe and resumable: the new timeline is written first (a version 6 reader 
 ``timeline/``), then ``hoodie.properties`` switches the version in one write, then the old instant
 files go. Run again after a crash, it starts over before the switch and finishes the clean-up after
 it. The metadata table is dropped first (its partitions unlisted) and rebuilt at version 8 by the
-next write that wants it. The archived timeline stays where it is: writing Hudi 1.x's LSM history
-is not done yet, so archived instants are no longer read once the table is at version 8.
+next write that wants it. The archived timeline moves into the LSM history before the switch
+(``timeline/history/``, rewritten from scratch by a rerun), as Hudi's upgradeToLSMTimeline does: one
+layer-0 file per ``hoodie.commits.archival.batch`` actions, full layers merged; its old log files go
+with the old instant files after the switch (Hudi leaves them, unread, behind).
 
 Downgrade (EightToSixDowngradeHandler): failed writes are rolled back and a merge-on-read table is
 compacted until no latest slice has log files (a version 8 log is named by its own delta commit,
 which version 6 readers would take for a base instant); the timeline moves back to ``.hoodie/``
-with commit metadata as JSON, ``hoodie.properties`` loses the 1.x keys in one write, and
-``timeline/`` goes last. The metadata table is rebuilt at version 6 by the next write.
+with commit metadata as JSON and the LSM history back into ``archived/`` log files (rewritten from
+scratch by a rerun, as Hudi's downgradeFromLSMTimeline archives them again), ``hoodie.properties``
+loses the 1.x keys in one write, and ``timeline/`` goes last. The metadata table is rebuilt at
+version 6 by the next write.
 """
 from __future__ import annotations
 
@@ -32,14 +36,17 @@ from ..concurrency.settings import concurrency
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError
 from ..metadata_table.layout import delete_mdt
+from ..table.archive_conversion import entries_from_records, records_from_entries
+from ..table.archived import archive_folder, lsm_history
+from ..table.archived_timeline import archive_log, next_archive_file, read_archived_entries
 from ..table.meta_client import (PROPERTIES_FILE, HoodieTable, make_timeline_folders, merge_properties,
                                  timeline_properties)
 from ..table.properties import write_properties_text
 from ..timeline.avro_models import parse_commit_metadata
 from ..timeline.commit_metadata import commit_metadata_json, encode_commit_metadata
-from ..timeline.instant import (CLUSTERING, COMMIT, COMPACTION, DELTA_COMMIT, LOG_COMPACTION, REPLACE_COMMIT,
+from ..timeline.instant import (CLUSTERING, COMMIT, DELTA_COMMIT, REPLACE_COMMIT,
                                 Instant, State, format_instant_time, parse_instant_file_name)
-from ..timeline.timeline import META_DIR, Timeline
+from ..timeline.timeline import META_DIR
 from ..transaction.recovery import rollback_failed_writes
 from ..transaction.restore import finish_pending_restore
 from .table_changes import compact_every_log, refuse_logs, refuse_pending
@@ -52,9 +59,6 @@ DOWNGRADABLE = {8: 6}
 _V8_ONLY = (C.INITIAL_TABLE_VERSION, C.TIMELINE_PATH, C.TIMELINE_HISTORY_PATH, C.RECORD_MERGE_MODE,
             C.RECORD_MERGE_STRATEGY_ID)
 _COMMIT_METADATA_ACTIONS = (COMMIT, DELTA_COMMIT, REPLACE_COMMIT)
-# The pending forms a completed action may have had.
-_PENDING_FORMS = {COMMIT: (COMMIT, COMPACTION), DELTA_COMMIT: (DELTA_COMMIT, LOG_COMPACTION),
-                  REPLACE_COMMIT: (REPLACE_COMMIT, CLUSTERING)}
 _PAYLOAD_MODES = {"org.apache.hudi.common.model.DefaultHoodieRecordPayload": "EVENT_TIME_ORDERING",
                   "org.apache.hudi.common.model.EventTimeAvroPayload": "EVENT_TIME_ORDERING"}
 
@@ -118,10 +122,12 @@ def upgrade_table(table: HoodieTable, to_version: int = 8, options: dict | None 
             table.storage.write_bytes(f"{target}/{instant.file_name(2)}",
                                       converted(instant, table.storage.read_bytes(info.path)))
             moved += 1
-        table.storage.write_text(PROPERTIES_FILE, write_properties_text(props))
         upgraded = HoodieTable(table.storage, props)
+        archived = _history_from_archive(table, upgraded, cfg)
+        table.storage.write_text(PROPERTIES_FILE, write_properties_text(props))
         _drop_layout_1_files(upgraded)
-    log.info(f"upgraded {upgraded.name} to version {to_version}: {moved} instant files moved to {target}")
+    log.info(f"upgraded {upgraded.name} to version {to_version}: {moved} instant files moved to {target}, "
+             f"{archived} archived actions to its LSM history")
     return upgraded
 
 
@@ -146,7 +152,7 @@ def downgrade_table(table: HoodieTable, to_version: int = 6, options: dict | Non
         table = delete_mdt(table)
         moved = 0
         for instant in table.timeline.instants:
-            for state in _states(table.timeline, instant):
+            for state in table.timeline.files_of(instant):
                 source = table.timeline.path_of(state)
                 action = REPLACE_COMMIT if state.action == CLUSTERING else state.action   # no clustering action at 6
                 target = f"{META_DIR}/{Instant(state.timestamp, action, state.state).file_name(1)}"
@@ -155,11 +161,37 @@ def downgrade_table(table: HoodieTable, to_version: int = 6, options: dict | Non
         props = {k: v for k, v in table.props.items() if k not in {p.key for p in _V8_ONLY}}
         props.update(timeline_properties(to_version))
         make_timeline_folders(table.storage, props)
-        table.storage.write_text(PROPERTIES_FILE, write_properties_text(props))
         downgraded = HoodieTable(table.storage, props)
+        archived = _archive_from_history(table, downgraded, cfg)
+        table.storage.write_text(PROPERTIES_FILE, write_properties_text(props))
         _drop_layout_2_files(downgraded)
-    log.info(f"downgraded {downgraded.name} to version {to_version}: {moved} instant files moved to {META_DIR}")
+    log.info(f"downgraded {downgraded.name} to version {to_version}: {moved} instant files moved to {META_DIR}, "
+             f"{archived} archived actions to {archive_folder(downgraded)}")
     return downgraded
+
+
+def _history_from_archive(old: HoodieTable, new: HoodieTable, cfg: HoodieConfig) -> int:
+    """The version 6 archive as the new table's LSM history (any earlier attempt's files dropped)."""
+    history = lsm_history(new, cfg)
+    new.storage.delete_many([f.path for f in new.storage.list(history.folder)])
+    records = records_from_entries(read_archived_entries(old.storage, archive_folder(old)))
+    batch = cfg.get(C.COMMITS_ARCHIVAL_BATCH)
+    for start in range(0, len(records), batch):
+        history.add(records[start:start + batch])
+        history.compact_and_clean(cfg.get(C.TIMELINE_COMPACTION_BATCH), cfg.get(C.TIMELINE_MANIFEST_RETAINED))
+    return len(records)
+
+
+def _archive_from_history(old: HoodieTable, new: HoodieTable, cfg: HoodieConfig) -> int:
+    """The LSM history as the version 6 table's archive log (any earlier attempt's, or stale, files
+    dropped)."""
+    folder = archive_folder(new)
+    new.storage.delete_many([f.path for f in new.storage.list(folder)])
+    records = lsm_history(old, cfg).records()
+    if records:
+        new.storage.write_bytes(next_archive_file(new.storage, folder),
+                                archive_log(entries_from_records(records), cfg.get(C.COMMITS_ARCHIVAL_BATCH)))
+    return len(records)
 
 
 def _refuse_unsupported(table: HoodieTable, to_version: int, direction: str, supported: dict[int, int]) -> None:
@@ -173,16 +205,6 @@ def _without_failed_writes(table: HoodieTable, cfg: HoodieConfig, spark) -> Hood
     """Under the lock: pending restores finished, failed writes rolled back, as a writer starts."""
     conc = concurrency(cfg)
     return rollback_failed_writes(finish_pending_restore(table), conc.failed_writes, conc.heartbeat_expiry_ms, spark)
-
-
-def _states(timeline: Timeline, instant: Instant) -> list[Instant]:
-    """The instant's files on the timeline: requested, inflight, completed (those that exist; a
-    completed instant's pending files may carry the name of the action it completed from)."""
-    actions = _PENDING_FORMS.get(instant.action, (instant.action,)) if instant.is_completed else (instant.action,)
-    found = [Instant(instant.timestamp, action, state) for action in actions
-             for state in (State.REQUESTED, State.INFLIGHT)
-             if timeline.storage.exists(timeline.path_of(Instant(instant.timestamp, action, state)))]
-    return found + ([instant] if instant.is_completed else [])
 
 
 def _to_layout_1(instant: Instant, content: bytes) -> bytes:
@@ -214,4 +236,5 @@ def _drop_layout_1_files(table: HoodieTable) -> None:
     if table.layout_version < 2:
         return
     old = [f.path for f in table.storage.list(META_DIR) if parse_instant_file_name(f.path.rsplit("/", 1)[-1])]
+    old += [f.path for f in table.storage.list(archive_folder(table))]
     table.storage.delete_many(old)

@@ -18,6 +18,7 @@ from ..errors import HoodieConfigError
 from ..metadata_table.layout import open_mdt
 from ..table.archived import archive_folder, lsm_history
 from ..table.archived_timeline import archive_log, entry_for, next_archive_file
+from ..table.lsm_history import LSMHistory
 from ..table.meta_client import HoodieTable
 from ..timeline.avro_models import decode_instant_avro
 from ..timeline.instant import CLEAN, FILE_WRITING_ACTIONS, Instant
@@ -80,14 +81,14 @@ def _archive(table: HoodieTable, cfg: HoodieConfig, low: int, high: int,
     if not chosen:
         return []
     files = {instant: timeline.files_of(instant) for instant in chosen}
-    if table.layout_version >= 2:
-        where = _to_history(table, cfg, files)
-    else:
-        where = _to_archive_log(table, cfg, files)
+    history = lsm_history(table, cfg) if table.layout_version >= 2 else None
+    where = _to_archive_log(table, cfg, files) if history is None else _to_history(table, history, files)
     pending = [f for group in files.values() for f in group if not f.is_completed]
     table.storage.delete_many([timeline.path_of(f) for f in pending])
     for instant in chosen:            # oldest first, so the active timeline never has a hole
         table.storage.delete(timeline.path_of(instant))
+    if history is not None:           # as Hudi: full layers merge once the active files are gone
+        history.compact_and_clean(cfg.get(C.TIMELINE_COMPACTION_BATCH), cfg.get(C.TIMELINE_MANIFEST_RETAINED))
     log.info(f"archived {len(chosen)} instants of {table.name} ({chosen[0].timestamp}..{chosen[-1].timestamp}) "
              f"to {where}")
     return chosen
@@ -102,14 +103,11 @@ def _to_archive_log(table: HoodieTable, cfg: HoodieConfig, files: dict[Instant, 
     return path
 
 
-def _to_history(table: HoodieTable, cfg: HoodieConfig, files: dict[Instant, list[Instant]]) -> str:
-    """Layout 2: one layer-0 file of the LSM history, one record per action; then full layers merge."""
+def _to_history(table: HoodieTable, history: LSMHistory, files: dict[Instant, list[Instant]]) -> str:
+    """Layout 2: one layer-0 file of the LSM history, one record per action."""
     records = [record_for({f: table.storage.read_bytes(table.timeline.path_of(f)) for f in group})
                for group in files.values()]
-    history = lsm_history(table, cfg)
-    added = history.add(records)
-    history.compact_and_clean(cfg.get(C.TIMELINE_COMPACTION_BATCH), cfg.get(C.TIMELINE_MANIFEST_RETAINED))
-    return f"{history.folder}/{added.name}"
+    return f"{history.folder}/{history.add(records).name}"
 
 
 def archive_inline(table: HoodieTable, options: dict) -> list[Instant]:

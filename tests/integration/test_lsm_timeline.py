@@ -17,6 +17,7 @@ from hudi_engine.table.lsm_history import LSMHistory
 from hudi_engine.table.meta_client import HoodieTable
 from hudi_engine.timeline.avro_models import decode_instant_avro
 from tests.integration.test_archival import COLS, MOR, SERVICES, upsert
+from tests.integration.test_sql_procedures import call
 from tests.support.hudi_rs import hudi_rs_read, rows
 
 pytestmark = pytest.mark.spark
@@ -69,6 +70,10 @@ def test_a_version_8_table_archives_into_its_lsm_history(spark, table_path, extr
     # Our reader of the archived timeline sees the same instants, with their completion times.
     assert [(i.timestamp, i.action, i.completion_time) for i in read_archived(table)] == [
         (r["instantTime"], r["action"], r["completionTime"]) for r in records]
+    shown = call(spark, {"t": table_path}, "CALL show_archived_commits(table => 't', limit => 100)")
+    assert [(r.commit_time, r.state_transition_time) for r in reversed(shown)] == [
+        (r["instantTime"], r["completionTime"]) for r in writes]
+    assert shown[-1].total_records_written == 2                 # the first commit: sarah and jack
 
     # sarah's file group was last written by an archived commit: still read by both readers.
     assert agree(spark, table_path) == [("jack", "mango"), ("sarah", "kiwi")]

@@ -269,6 +269,9 @@ def test_archive_commits(spark, tables):
     assert [i.timestamp for i in table.timeline.completed_writes()] == commits[-2:]
     assert [i.timestamp for i in archived_instants(table.storage, archive_folder(table))] == commits[:3]
     assert state(spark, path) == [("jack", "f5", "eu")]
+    shown = call(spark, tables, f"CALL show_archived_commits(table => 'cow', start_ts => '{commits[1]}')")
+    assert [(r.commit_time, r.action, r.total_records_written) for r in shown] == [
+        (commits[2], "commit", 1), (commits[1], "commit", 1)]
 
 
 def test_upgrade_and_downgrade_table(spark, tables):

@@ -5,9 +5,10 @@ from __future__ import annotations
 from .. import config as C
 from ..config import HoodieConfig
 from ..schema.arrow import parquet_codec
-from ..timeline.instant import Instant, State
+from ..timeline.avro_models import parse_commit_metadata
+from ..timeline.instant import WRITE_ACTIONS, Instant, State
 from ..timeline.timeline import META_DIR
-from .archived_timeline import archived_instants
+from .archived_timeline import archived_instants, read_archived_entries
 from .lsm_history import LSMHistory
 from .meta_client import HoodieTable
 
@@ -33,3 +34,15 @@ def read_archived(table: HoodieTable) -> list[Instant]:
         return archived_instants(table.storage, archive_folder(table))
     return [Instant(r.instant_time, r.action, State.COMPLETED, r.completion_time)
             for r in lsm_history(table).records()]
+
+
+def read_archived_commits(table: HoodieTable) -> list[tuple[Instant, dict]]:
+    """Archived completed writes with their commit metadata (the 0.x JSON shape), in time order."""
+    if table.layout_version < 2:
+        return sorted((Instant(e["commitTime"], e["actionType"], State.COMPLETED),
+                       e.get("hoodieCommitMetadata") or e.get("hoodieReplaceCommitMetadata") or {})
+                      for e in read_archived_entries(table.storage, archive_folder(table))
+                      if e.get("actionState") == State.COMPLETED.name and e["actionType"] in WRITE_ACTIONS)
+    return [(Instant(r.instant_time, r.action, State.COMPLETED, r.completion_time),
+             parse_commit_metadata(r.metadata) if r.metadata else {})
+            for r in lsm_history(table).records() if r.action in WRITE_ACTIONS]

@@ -527,7 +527,14 @@ ARCHIVE_AUTOMATIC = define("hoodie.archive.automatic", True, "Archive after ever
 KEEP_MIN_COMMITS = define("hoodie.keep.min.commits", 20, "Commits archival leaves on the active timeline.")
 KEEP_MAX_COMMITS = define("hoodie.keep.max.commits", 30, "Commits on the active timeline that trigger archival.")
 COMMITS_ARCHIVAL_BATCH = define("hoodie.commits.archival.batch", 10,
-                                "Archived instants written per log block.")
+                                "Archived instants written per log block (version 6), or per history "
+                                "file when an upgrade moves the archived timeline (version 8+).")
+TIMELINE_COMPACTION_BATCH = define("hoodie.timeline.compaction.batch.size", 10,
+                                   "Files of one LSM history layer (version 8+) merged into one file of "
+                                   "the next layer, once the layer holds this many.")
+TIMELINE_MANIFEST_RETAINED = define("hoodie.timeline.manifest.retained.versions", 3,
+                                    "Snapshots (manifests) of the LSM history kept for readers after a "
+                                    "compaction; older manifests and the files only they list are deleted.")
 
 
 # --- concurrency control: several writers on one table (HoodieLockConfig, HoodieWriteConfig) -----

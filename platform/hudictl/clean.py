@@ -36,7 +36,8 @@ def add_parser(sub) -> None:
     for name, help_, example, options, command in (
             ("clean", "delete file versions the cleaner policy no longer retains", CLEAN_EXAMPLE,
              "hoodie.clean*/hoodie.cleaner.*", run_clean_command),
-            ("archive", "move old completed instants to the archived timeline (.hoodie/archived)", ARCHIVE_EXAMPLE,
+            ("archive", "move old completed instants to the archived timeline (.hoodie/archived; version 8+: "
+             "the LSM history, .hoodie/timeline/history)", ARCHIVE_EXAMPLE,
              "hoodie.keep.* / hoodie.cleaner.*", run_archive_command)):
         p = _formatted(sub, name, help_, example)
         p.add_argument("--base-path", required=True, help="table base path (the folder holding .hoodie/)")

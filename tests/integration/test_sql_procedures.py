@@ -15,7 +15,7 @@ from hudi_engine.sql.statements import parse
 from hudi_engine.table.archived_timeline import archived_instants
 from hudi_engine.table.meta_client import HoodieTable
 from hudi_engine.table.properties import read_properties_text
-from hudi_engine.table.retention import archive_folder
+from hudi_engine.table.archived import archive_folder
 from hudi_engine.timeline.instant import CLEAN, COMMIT, COMPACTION, DELTA_COMMIT, REPLACE_COMMIT, ROLLBACK
 from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA, three_commits
 from tests.support.metastore import thrift
@@ -269,6 +269,9 @@ def test_archive_commits(spark, tables):
     assert [i.timestamp for i in table.timeline.completed_writes()] == commits[-2:]
     assert [i.timestamp for i in archived_instants(table.storage, archive_folder(table))] == commits[:3]
     assert state(spark, path) == [("jack", "f5", "eu")]
+    shown = call(spark, tables, f"CALL show_archived_commits(table => 'cow', start_ts => '{commits[1]}')")
+    assert [(r.commit_time, r.action, r.total_records_written) for r in shown] == [
+        (commits[2], "commit", 1), (commits[1], "commit", 1)]
 
 
 def test_upgrade_and_downgrade_table(spark, tables):
@@ -278,8 +281,8 @@ def test_upgrade_and_downgrade_table(spark, tables):
     upsert(spark, path, [("jack", "apple", "eu"), ("jill", "kiwi", "us")], 1, **MOR, **NO_SERVICES)
     upsert(spark, path, [("jack", "banana", "eu")], 2, **MOR, **NO_SERVICES)
     before = state(spark, path)
-    assert call(spark, tables, "CALL upgrade_table(table => 'mor', to_version => 'EIGHT')") == [(True,)]
-    assert HoodieTable.load(path).version == 8 and state(spark, path) == before
+    assert call(spark, tables, "CALL upgrade_table(table => 'mor', to_version => 'NINE')") == [(True,)]
+    assert HoodieTable.load(path).version == 9 and state(spark, path) == before
     upsert(spark, path, [("jill", "lime", "us")], 3, **MOR, **NO_SERVICES)
     assert call(spark, tables, "CALL downgrade_table(table => 'mor', to_version => 'SIX')") == [(True,)]
     table = HoodieTable.load(path)
@@ -287,8 +290,8 @@ def test_upgrade_and_downgrade_table(spark, tables):
     assert state(spark, path) == [("jack", "banana", "eu"), ("jill", "lime", "us")]
     with pytest.raises(HoodieConfigError, match="to_version => 'SEVEN' is not a table version"):
         call(spark, tables, "CALL upgrade_table(table => 'mor', to_version => 'SEVEN')")
-    with pytest.raises(HoodieConfigError, match="cannot upgrade .* from version 6 to 9"):
-        call(spark, tables, "CALL upgrade_table(table => 'mor', to_version => 9)")
+    with pytest.raises(HoodieConfigError, match="cannot upgrade .* from version 6 to 7"):
+        call(spark, tables, "CALL upgrade_table(table => 'mor', to_version => 7)")
 
 
 def test_hive_sync(spark, tables, metastore):

@@ -43,11 +43,16 @@ def test_never_past_a_savepoint_a_pending_write_or_the_cleaners_window():
     assert stamps(instants_to_archive(base + [Instant(ts(5), COMPACTION, State.REQUESTED)], 2, 5)) == stamps(base[:4])
 
 
-def test_merge_on_read_keeps_delta_commits_since_the_last_compaction():
+def test_merge_on_read_keeps_the_last_compaction_and_the_delta_commits_since():
     timeline = commits(3, DELTA_COMMIT) + [Instant(ts(4), COMMIT, DONE)] + \
         [Instant(ts(i), DELTA_COMMIT, DONE) for i in range(5, 9)]
     chosen = instants_to_archive(timeline, 1, 4, merge_on_read=True, compacted=[ts(4)])
-    assert stamps(chosen) == [ts(1), ts(2), ts(3), ts(4)]
+    assert stamps(chosen) == [ts(1), ts(2), ts(3)]
+    assert instants_to_archive(commits(6, DELTA_COMMIT), 1, 4, merge_on_read=True) == []   # nothing compacted
+
+
+def test_a_metadata_table_keeps_what_its_tables_timeline_still_needs():
+    assert stamps(instants_to_archive(commits(8), 2, 5, retain_from=ts(3))) == [ts(1), ts(2)]
 
 
 def test_cleans_and_rollbacks_before_the_newest_archived_commit_go_too():

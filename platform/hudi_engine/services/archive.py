@@ -1,8 +1,11 @@
-"""Archival: move old completed instants from ``.hoodie/`` to the archived timeline.
+"""Archival: move old completed instants off the active timeline, into ``.hoodie/archived/``
+(layout 1, table version 6) or the LSM history ``.hoodie/timeline/history/`` (layout 2, 8+).
 
-The archive file is written first and the instant files are deleted after, oldest first and each
-instant's pending files before its completed one, so a run killed in between leaves an active
-timeline with no holes (a later run archives the rest; a record archived twice is harmless).
+The archived copy is written first (in layout 2: the parquet file, then the manifest naming it),
+and the instant files are deleted after: every pending file, then the completed ones oldest first,
+so a run killed in between leaves an active timeline with no holes. The next run chooses the same
+instants again: an unlisted history file of theirs is written anew, a listed one is kept, and the
+deletes finish (a record archived twice is harmless).
 """
 from __future__ import annotations
 
@@ -12,15 +15,18 @@ from .. import config as C
 from ..concurrency.locks import locked_table
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError
-from ..table.archived_timeline import archive_block, entry_for, next_archive_file
+from ..metadata_table.layout import open_mdt
+from ..table.archived import archive_folder, lsm_history
+from ..table.archived_timeline import archive_log, entry_for, next_archive_file
+from ..table.lsm_history import LSMHistory
 from ..table.meta_client import HoodieTable
-from ..table.retention import archive_folder
 from ..timeline.avro_models import decode_instant_avro
-from ..timeline.instant import CLEAN, Instant, State
+from ..timeline.instant import CLEAN, FILE_WRITING_ACTIONS, Instant
+from ..timeline.lsm import record_for
+from ..timeline.timeline import Timeline
 from .archive_plan import instants_to_archive
 
 log = logging.getLogger(__name__)
-_WARNED: set[str] = set()
 
 
 def keep_window(cfg: HoodieConfig) -> tuple[int, int]:
@@ -44,54 +50,64 @@ def _last_clean_retains(table: HoodieTable) -> str | None:
 
 def archive(table: HoodieTable, options: dict | None = None) -> list[Instant]:
     """Archive what Hudi's rules allow; returns the completed instants archived. With several
-    writers it runs under the table lock, on the timeline as it is then."""
+    writers it runs under the table lock, on the timeline as it is then; the metadata table's own
+    timeline is archived after the table's, under the same lock."""
     cfg = HoodieConfig({**(options or {}), **table.props})
     low, high = keep_window(cfg)
-    if table.layout_version >= 2:
-        if len(table.timeline.instants) > high and table.base_path not in _WARNED:
-            _WARNED.add(table.base_path)
-            log.warning(f"{table.name}: archiving a version {table.version} timeline (Hudi 1.x's LSM history) is "
-                        f"not supported yet; its active timeline keeps all {len(table.timeline.instants)} instants")
-        return []
     with locked_table(table, cfg, "archiving") as table:
-        return _archive(table, cfg, low, high)
+        done = _archive(table, cfg, low, high)
+        mdt = open_mdt(table)
+        if mdt is not None:
+            _archive(mdt, cfg, low + 1, high + 1, retain_from=metadata_archival_bound(table.timeline))
+        return done
 
 
-def _archive(table: HoodieTable, cfg: HoodieConfig, low: int, high: int) -> list[Instant]:
+def metadata_archival_bound(data_timeline: Timeline) -> str | None:
+    """The metadata table keeps its instants from the table's first active write or pending
+    instant on (Hudi's getEarliestInstantForMetadataArchival): a rollback of a table instant
+    still needs the metadata instant of the same time."""
+    firsts = [i.timestamp for i in data_timeline.instants if i.action in FILE_WRITING_ACTIONS][:1]
+    firsts += [i.timestamp for i in data_timeline.pending()][:1]
+    return min(firsts, default=None)
+
+
+def _archive(table: HoodieTable, cfg: HoodieConfig, low: int, high: int,
+             retain_from: str | None = None) -> list[Instant]:
     timeline = table.timeline
     compacted = [i.timestamp for i in timeline.completed_writes()
                  if table.table_type == "MERGE_ON_READ" and i.action == "commit"]
     chosen = instants_to_archive(timeline.instants, low, high, _last_clean_retains(table),
-                                 table.table_type == "MERGE_ON_READ", compacted)
+                                 table.table_type == "MERGE_ON_READ", compacted, retain_from)
     if not chosen:
         return []
-    states = [(i, Instant(i.timestamp, action, state)) for i in chosen
-              for action, state in _state_files(table, i)]
-    batch = cfg.get(C.COMMITS_ARCHIVAL_BATCH)
-    entries = [entry_for(file_instant, timeline.storage.read_bytes(timeline.path_of(file_instant)))
-               for _, file_instant in states]
-    blob = b"".join(archive_block(entries[i:i + batch]) for i in range(0, len(entries), batch))
-    path = next_archive_file(table.storage, archive_folder(table))
-    table.storage.write_bytes(path, blob)
-    for _, file_instant in sorted(states, key=lambda s: (s[0].timestamp, s[1].state)):
-        table.storage.delete(timeline.path_of(file_instant))
-    log.info(f"archived {len(chosen)} instants ({chosen[0].timestamp}..{chosen[-1].timestamp}) "
-          f"to {path}")
+    files = {instant: timeline.files_of(instant) for instant in chosen}
+    history = lsm_history(table, cfg) if table.layout_version >= 2 else None
+    where = _to_archive_log(table, cfg, files) if history is None else _to_history(table, history, files)
+    pending = [f for group in files.values() for f in group if not f.is_completed]
+    table.storage.delete_many([timeline.path_of(f) for f in pending])
+    for instant in chosen:            # oldest first, so the active timeline never has a hole
+        table.storage.delete(timeline.path_of(instant))
+    if history is not None:           # as Hudi: full layers merge once the active files are gone
+        history.compact_and_clean(cfg.get(C.TIMELINE_COMPACTION_BATCH), cfg.get(C.TIMELINE_MANIFEST_RETAINED))
+    log.info(f"archived {len(chosen)} instants of {table.name} ({chosen[0].timestamp}..{chosen[-1].timestamp}) "
+             f"to {where}")
     return chosen
 
 
-def _state_files(table: HoodieTable, instant: Instant) -> list[tuple[str, State]]:
-    """(action, state) of each file the instant has in ``.hoodie/`` (a compaction's are named
-    compaction until it completes as a commit)."""
-    found = []
-    for action in {instant.action, "compaction"} if instant.action == "commit" else {instant.action}:
-        for state in State:
-            probe = Instant(instant.timestamp, action, state)
-            if state == State.COMPLETED and probe.with_state(state).action != action:
-                continue
-            if table.storage.exists(table.timeline.path_of(probe)):
-                found.append((action, state))
-    return found
+def _to_archive_log(table: HoodieTable, cfg: HoodieConfig, files: dict[Instant, list[Instant]]) -> str:
+    """Layout 1: one log file of archived entries, one per instant file."""
+    entries = [entry_for(f, table.storage.read_bytes(table.timeline.path_of(f)))
+               for group in files.values() for f in group]
+    path = next_archive_file(table.storage, archive_folder(table))
+    table.storage.write_bytes(path, archive_log(entries, cfg.get(C.COMMITS_ARCHIVAL_BATCH)))
+    return path
+
+
+def _to_history(table: HoodieTable, history: LSMHistory, files: dict[Instant, list[Instant]]) -> str:
+    """Layout 2: one layer-0 file of the LSM history, one record per action."""
+    records = [record_for({f: table.storage.read_bytes(table.timeline.path_of(f)) for f in group})
+               for group in files.values()]
+    return f"{history.folder}/{history.add(records).name}"
 
 
 def archive_inline(table: HoodieTable, options: dict) -> list[Instant]:

@@ -8,9 +8,11 @@ timeline has) and commit metadata rewritten as Avro; ``hoodie.properties`` gains
 mode and strategy, timeline paths). Log files keep their names: a version 6 log is named after its
 slice's base instant, which completion-time slicing places in that same slice. The new timeline is
 written first (a version 6 reader does not look in ``timeline/``), then ``hoodie.properties``
-switches the version in one write, then the old instant files go. The archived timeline stays
-where it is: writing Hudi 1.x's LSM history is not done yet, so archived instants are no longer
-read once the table is at version 8.
+switches the version in one write, then the old instant files go. The archived timeline moves into
+the LSM history before the switch (``timeline/history/``, rewritten from scratch by a rerun), as
+Hudi's upgradeToLSMTimeline does: one layer-0 file per ``hoodie.commits.archival.batch`` actions,
+full layers merged; its old log files go with the old instant files after the switch (Hudi leaves
+them, unread, behind).
 
 8 → 9 (EightToNineUpgradeHandler): ``hoodie.properties`` only, in one write: the ordering field
 becomes ``hoodie.table.ordering.fields``, the payload class ``hoodie.table.legacy.payload.class``
@@ -19,8 +21,9 @@ becomes ``hoodie.table.ordering.fields``, the payload class ``hoodie.table.legac
 9 → 8 (NineToEightDowngradeHandler) undoes that; 8 → 6 (EightToSixDowngradeHandler) rolls back
 failed writes, compacts a merge-on-read table until no latest slice has log files (a version 8 log is
 named by its own delta commit, which version 6 readers would take for a base instant), moves the
-timeline back to ``.hoodie/`` with commit metadata as JSON, drops the 1.x keys in one write, and
-deletes ``timeline/`` last.
+timeline back to ``.hoodie/`` with commit metadata as JSON and the LSM history back into
+``archived/`` log files (rewritten from scratch by a rerun, as Hudi's downgradeFromLSMTimeline
+archives them again), drops the 1.x keys in one write, and deletes ``timeline/`` last.
 
 Every step drops the metadata table first (its partitions unlisted); the next write that wants it
 rebuilds it at the table's new version.
@@ -37,14 +40,17 @@ from ..config import HoodieConfig
 from ..errors import HoodieConfigError
 from ..metadata_table.layout import delete_mdt
 from ..merge.record_merger import PAYLOAD_MERGE_MODES, mode_payload_class
+from ..table.archive_conversion import entries_from_records, records_from_entries
+from ..table.archived import archive_folder, lsm_history
+from ..table.archived_timeline import archive_log, next_archive_file, read_archived_entries
 from ..table.meta_client import (MERGE_STRATEGY_IDS, ORDERING_FIELDS_KEY, PROPERTIES_FILE, HoodieTable,
                                  make_timeline_folders, merge_properties, timeline_properties)
 from ..table.properties import write_properties_text
 from ..timeline.avro_models import parse_commit_metadata
 from ..timeline.commit_metadata import commit_metadata_json, encode_commit_metadata
-from ..timeline.instant import (CLUSTERING, COMMIT, COMPACTION, DELTA_COMMIT, LOG_COMPACTION, REPLACE_COMMIT,
-                                Instant, State, format_instant_time, parse_instant_file_name)
-from ..timeline.timeline import META_DIR, Timeline
+from ..timeline.instant import (CLUSTERING, COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant, State,
+                                format_instant_time, parse_instant_file_name)
+from ..timeline.timeline import META_DIR
 from ..transaction.recovery import rollback_failed_writes
 from ..transaction.restore import finish_pending_restore
 from .table_changes import compact_every_log, refuse_logs, refuse_pending
@@ -58,9 +64,6 @@ DOWNGRADES = {9: 8, 8: 6}
 _V8_ONLY = (C.INITIAL_TABLE_VERSION, C.TIMELINE_PATH, C.TIMELINE_HISTORY_PATH, C.RECORD_MERGE_MODE,
             C.RECORD_MERGE_STRATEGY_ID, C.TABLE_FORMAT, C.LEGACY_PAYLOAD_CLASS, C.PARTIAL_UPDATE_MODE)
 _COMMIT_METADATA_ACTIONS = (COMMIT, DELTA_COMMIT, REPLACE_COMMIT)
-# The pending forms a completed action may have had.
-_PENDING_FORMS = {COMMIT: (COMMIT, COMPACTION), DELTA_COMMIT: (DELTA_COMMIT, LOG_COMPACTION),
-                  REPLACE_COMMIT: (REPLACE_COMMIT, CLUSTERING)}
 
 
 def upgraded_properties(props: dict[str, str]) -> dict[str, str]:
@@ -160,9 +163,11 @@ def _six_to_eight(table: HoodieTable, cfg: HoodieConfig) -> HoodieTable:
         table.storage.write_bytes(f"{target}/{instant.file_name(2)}",
                                   converted(instant, table.storage.read_bytes(info.path)))
         moved += 1
+    archived = _history_from_archive(table, HoodieTable(table.storage, props), cfg)
     upgraded = _switch(table, props)
     _drop_layout_1_files(upgraded)
-    log.info(f"upgraded {upgraded.name} to version 8: {moved} instant files moved to {target}")
+    log.info(f"upgraded {upgraded.name} to version 8: {moved} instant files moved to {target}, "
+             f"{archived} archived actions to its LSM history")
     return upgraded
 
 
@@ -188,21 +193,21 @@ def downgrade_table(table: HoodieTable, to_version: int = 6, options: dict | Non
             table = compact_every_log(spark, table, options or {}, change)
         with locked_table(table, cfg, change) as table:
             refuse_pending(table, change)
-            table = (_eight_to_six if step == 6 else _nine_to_eight)(delete_mdt(table), change)
+            table = (_eight_to_six if step == 6 else _nine_to_eight)(delete_mdt(table), change, cfg)
     return table if steps else _finish_switch(table)
 
 
-def _nine_to_eight(table: HoodieTable, change: str) -> HoodieTable:
+def _nine_to_eight(table: HoodieTable, change: str, cfg: HoodieConfig) -> HoodieTable:
     downgraded = _switch(table, eight_properties(table.props))
     log.info(f"downgraded {downgraded.name} to version 8")
     return downgraded
 
 
-def _eight_to_six(table: HoodieTable, change: str) -> HoodieTable:
+def _eight_to_six(table: HoodieTable, change: str, cfg: HoodieConfig) -> HoodieTable:
     refuse_logs(table, change)
     moved = 0
     for instant in table.timeline.instants:
-        for state in _states(table.timeline, instant):
+        for state in table.timeline.files_of(instant):
             source = table.timeline.path_of(state)
             action = REPLACE_COMMIT if state.action == CLUSTERING else state.action   # no clustering action at 6
             target = f"{META_DIR}/{Instant(state.timestamp, action, state.state).file_name(1)}"
@@ -211,10 +216,36 @@ def _eight_to_six(table: HoodieTable, change: str) -> HoodieTable:
     props = {k: v for k, v in table.props.items() if k not in {p.key for p in _V8_ONLY}}
     props.update(timeline_properties(6))
     make_timeline_folders(table.storage, props)
+    archived = _archive_from_history(table, HoodieTable(table.storage, props), cfg)
     downgraded = _switch(table, props)
     _drop_layout_2_files(downgraded)
-    log.info(f"downgraded {downgraded.name} to version 6: {moved} instant files moved to {META_DIR}")
+    log.info(f"downgraded {downgraded.name} to version 6: {moved} instant files moved to {META_DIR}, "
+             f"{archived} archived actions to {archive_folder(downgraded)}")
     return downgraded
+
+
+def _history_from_archive(old: HoodieTable, new: HoodieTable, cfg: HoodieConfig) -> int:
+    """The version 6 archive as the new table's LSM history (any earlier attempt's files dropped)."""
+    history = lsm_history(new, cfg)
+    new.storage.delete_many([f.path for f in new.storage.list(history.folder)])
+    records = records_from_entries(read_archived_entries(old.storage, archive_folder(old)))
+    batch = cfg.get(C.COMMITS_ARCHIVAL_BATCH)
+    for start in range(0, len(records), batch):
+        history.add(records[start:start + batch])
+        history.compact_and_clean(cfg.get(C.TIMELINE_COMPACTION_BATCH), cfg.get(C.TIMELINE_MANIFEST_RETAINED))
+    return len(records)
+
+
+def _archive_from_history(old: HoodieTable, new: HoodieTable, cfg: HoodieConfig) -> int:
+    """The LSM history as the version 6 table's archive log (any earlier attempt's, or stale, files
+    dropped)."""
+    folder = archive_folder(new)
+    new.storage.delete_many([f.path for f in new.storage.list(folder)])
+    records = lsm_history(old, cfg).records()
+    if records:
+        new.storage.write_bytes(next_archive_file(new.storage, folder),
+                                archive_log(entries_from_records(records), cfg.get(C.COMMITS_ARCHIVAL_BATCH)))
+    return len(records)
 
 
 def _switch(table: HoodieTable, props: dict[str, str]) -> HoodieTable:
@@ -240,16 +271,6 @@ def _without_failed_writes(table: HoodieTable, cfg: HoodieConfig, spark) -> Hood
     """Under the lock: pending restores finished, failed writes rolled back, as a writer starts."""
     conc = concurrency(cfg)
     return rollback_failed_writes(finish_pending_restore(table), conc.failed_writes, conc.heartbeat_expiry_ms, spark)
-
-
-def _states(timeline: Timeline, instant: Instant) -> list[Instant]:
-    """The instant's files on the timeline: requested, inflight, completed (those that exist; a
-    completed instant's pending files may carry the name of the action it completed from)."""
-    actions = _PENDING_FORMS.get(instant.action, (instant.action,)) if instant.is_completed else (instant.action,)
-    found = [Instant(instant.timestamp, action, state) for action in actions
-             for state in (State.REQUESTED, State.INFLIGHT)
-             if timeline.storage.exists(timeline.path_of(Instant(instant.timestamp, action, state)))]
-    return found + ([instant] if instant.is_completed else [])
 
 
 def _to_layout_1(instant: Instant, content: bytes) -> bytes:
@@ -288,4 +309,5 @@ def _drop_layout_1_files(table: HoodieTable) -> None:
     if table.layout_version < 2:
         return
     old = [f.path for f in table.storage.list(META_DIR) if parse_instant_file_name(f.path.rsplit("/", 1)[-1])]
+    old += [f.path for f in table.storage.list(archive_folder(table))]
     table.storage.delete_many(old)

@@ -4,6 +4,7 @@ here touches data files."""
 from __future__ import annotations
 
 from ..errors import HoodieTimelineError
+from ..table.archived import read_archived_commits
 from ..timeline.instant import ROLLBACK, Instant, State
 from .procedure_context import Invocation, completion_times, instant_metadata, java_list
 
@@ -22,11 +23,9 @@ def _n(stat: dict, key: str) -> int:
     return int(stat.get(key) or 0)
 
 
-def show_commits(inv: Invocation) -> list[tuple]:
-    timeline, done = inv.table.timeline, completion_times(inv.table)
+def _commit_rows(commits: list[tuple[Instant, dict]], done: dict[Instant, str | None]) -> list[tuple]:
     rows = []
-    for instant in _newest_commits(inv)[:inv.args["limit"]]:
-        meta = timeline.commit_metadata(instant)
+    for instant, meta in commits:
         stats = _stats(meta)
         # A file group's first file has no previous commit ("null"): Hudi counts it as added.
         added = sum(1 for s in stats if (s.get("prevCommit") or "").lower() == "null")
@@ -37,6 +36,19 @@ def show_commits(inv: Invocation) -> list[tuple]:
                      sum(_n(s, "numWrites") for s in stats), sum(_n(s, "numUpdateWrites") for s in stats),
                      sum(_n(s, "totalWriteErrors") for s in stats)))
     return rows
+
+
+def show_commits(inv: Invocation) -> list[tuple]:
+    timeline = inv.table.timeline
+    return _commit_rows([(i, timeline.commit_metadata(i)) for i in _newest_commits(inv)[:inv.args["limit"]]],
+                        completion_times(inv.table))
+
+
+def show_archived_commits(inv: Invocation) -> list[tuple]:
+    """Archived commits of either timeline layout, newest first, within [start_ts, end_ts] when given."""
+    start, end = inv.args["start_ts"] or "", inv.args["end_ts"] or "~"
+    commits = [(i, meta) for i, meta in reversed(read_archived_commits(inv.table)) if start <= i.timestamp <= end]
+    return _commit_rows(commits[:inv.args["limit"]], {i: i.completion_time for i, _ in commits})
 
 
 _STAT_COUNTERS = ("numWrites", "numInserts", "numDeletes", "numUpdateWrites", "totalWriteErrors", "totalLogBlocks",

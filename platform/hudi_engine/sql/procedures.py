@@ -31,6 +31,9 @@ from .statements import Call
 log = logging.getLogger(__name__)
 
 TABLE, TABLE_OR_PATH = (required("table", "string"),), (optional("table", "string"), optional("path", "string"))
+COMMIT_TOTALS = columns("commit_time string, state_transition_time string, action string, total_bytes_written long, "
+                        "total_files_added long, total_files_updated long, total_partitions_written long, "
+                        "total_records_written long, total_update_records_written long, total_errors long")
 LIMIT_10, LIMIT_20 = optional("limit", "integer", 10), optional("limit", "integer", 20)
 FSVIEW = (*TABLE, optional("max_instant", "string", ""), optional("include_max", "boolean", False),
           optional("include_in_flight", "boolean", False), optional("exclude_compaction", "boolean", False),
@@ -63,10 +66,12 @@ PROCEDURES: dict[str, Procedure] = {p.name: p for p in (
       "Show the procedures, or one procedure's parameters and output"),
     # --- the timeline
     P("show_commits", (*TABLE, LIMIT_10),
-      columns("commit_time string, state_transition_time string, action string, total_bytes_written long, "
-              "total_files_added long, total_files_updated long, total_partitions_written long, "
-              "total_records_written long, total_update_records_written long, total_errors long"),
+      COMMIT_TOTALS,
       timeline.show_commits, "Completed commits, newest first, with their write totals"),
+    P("show_archived_commits", (*TABLE, LIMIT_10, optional("start_ts", "string", ""), optional("end_ts", "string", "")),
+      COMMIT_TOTALS,
+      timeline.show_archived_commits,
+      "Archived commits (.hoodie/archived or the LSM history), newest first, with their write totals"),
     P("show_commits_metadata", (*TABLE, LIMIT_10),
       columns("commit_time string, state_transition_time string, action string, partition string, file_id string, "
               "previous_commit string, num_writes long, num_inserts long, num_deletes long, num_update_writes long, "

@@ -128,7 +128,7 @@ def entry_for(instant: Instant, content: bytes) -> dict:
     entry = {name: None for name, _ in _ENTRY_FIELDS}
     entry.update(commitTime=instant.timestamp, actionType=instant.action, actionState=instant.state.name,
                  version=1)
-    field = _content_field(instant)
+    field = content_field(instant)
     if field is not None and content.strip():
         name, kind = field
         if kind in (am.COMMIT_METADATA, am.REPLACE_COMMIT_METADATA):
@@ -138,7 +138,7 @@ def entry_for(instant: Instant, content: bytes) -> dict:
     return entry
 
 
-def _content_field(instant: Instant) -> tuple[str, str] | None:
+def content_field(instant: Instant) -> tuple[str, str] | None:
     action, state = instant.action, instant.state
     if state == State.COMPLETED:
         return {COMMIT: ("hoodieCommitMetadata", am.COMMIT_METADATA),
@@ -164,6 +164,11 @@ def archive_block(entries: list[dict]) -> bytes:
         content.write(_INT.pack(len(datum.getvalue())) + datum.getvalue())
     return encode_block(LogBlock(BlockType.AVRO_DATA_BLOCK, {HeaderKey.SCHEMA: ENTRY_SCHEMA_JSON},
                                  content=content.getvalue()))
+
+
+def archive_log(entries: list[dict], batch: int) -> bytes:
+    """An archive file's bytes: the entries in blocks of ``batch`` (hoodie.commits.archival.batch)."""
+    return b"".join(archive_block(entries[i:i + batch]) for i in range(0, len(entries), batch))
 
 
 def archive_files(storage: Storage, folder: str) -> list[str]:

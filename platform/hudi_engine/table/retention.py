@@ -11,17 +11,12 @@ from .. import config as C
 from ..errors import HoodieTimelineError
 from ..timeline.avro_models import decode_instant_avro
 from ..timeline.instant import CLEAN, WRITE_ACTIONS
-from ..timeline.timeline import META_DIR
-from .archived_timeline import archived_instants
+from .archived import read_archived
 from .meta_client import HoodieTable
 
 KEEP_LATEST_COMMITS = "KEEP_LATEST_COMMITS"
 KEEP_LATEST_FILE_VERSIONS = "KEEP_LATEST_FILE_VERSIONS"
 KEEP_LATEST_BY_HOURS = "KEEP_LATEST_BY_HOURS"
-
-
-def archive_folder(table: HoodieTable) -> str:
-    return f"{META_DIR}/{table.config.get_str(C.ARCHIVELOG_FOLDER)}"
 
 
 def earliest_queryable(clean_metadata: Iterable[Mapping]) -> str | None:
@@ -61,15 +56,24 @@ def check_read_instant(table: HoodieTable, as_of: str, what: str) -> None:
 
 def check_incremental_begin(table: HoodieTable, begin: str) -> None:
     """Refuse an incremental window that starts among archived commits: their file lists left the
-    active timeline, so rows they wrote could be missed silently."""
-    start = table.timeline.start
-    if table.layout_version != 1 or start is None or begin >= start:
+    active timeline, so rows they wrote could be missed silently. ``begin`` is an instant time
+    (version 6) or a completion time (8+), as the window is."""
+    timeline = table.timeline
+    start = timeline.start
+    if start is None:
         return
-    archived = [i for i in archived_instants(table.storage, archive_folder(table))
-                if i.action in WRITE_ACTIONS and i.timestamp > begin]
+    if table.layout_version < 2:
+        if begin >= start:
+            return
+        when = {i: i.timestamp for i in read_archived(table)}
+    else:                       # completion times need not follow instant times: every archived one counts
+        active = {i.timestamp for i in timeline.instants}
+        when = {i: i.completion_time or i.timestamp for i in read_archived(table) if i.timestamp not in active}
+    archived = sorted((t, i) for i, t in when.items() if i.action in WRITE_ACTIONS and t > begin)
     if archived:
+        last = archived[-1][0]
         raise HoodieTimelineError(
             f"the incremental query begins at {begin}, but {len(archived)} commits after it (up to "
-            f"{archived[-1].timestamp}) were archived ({C.KEEP_MIN_COMMITS.key}/{C.KEEP_MAX_COMMITS.key}); "
-            f"begin at or after {archived[-1].timestamp} (the active timeline starts at {start}), or read "
+            f"{last}) were archived ({C.KEEP_MIN_COMMITS.key}/{C.KEEP_MAX_COMMITS.key}); "
+            f"begin at or after {last} (the active timeline starts at {start}), or read "
             "a snapshot")

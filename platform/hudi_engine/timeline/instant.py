@@ -35,6 +35,8 @@ WRITE_ACTIONS = (COMMIT, DELTA_COMMIT, REPLACE_COMMIT)
 FILE_WRITING_ACTIONS = WRITE_ACTIONS + (COMPACTION, LOG_COMPACTION, CLUSTERING)
 # Pending actions that complete under another action's name.
 _COMPLETES_AS = {COMPACTION: COMMIT, LOG_COMPACTION: DELTA_COMMIT, CLUSTERING: REPLACE_COMMIT}
+# The pending actions a completed action may have had.
+PENDING_FORMS = {done: (done, pending) for pending, done in _COMPLETES_AS.items()}
 
 INIT_INSTANT_TS = "00000000000000"
 INSTANT_FORMAT = "%Y%m%d%H%M%S"

@@ -8,7 +8,8 @@ from typing import Iterable
 from ..errors import HoodieTimelineError
 from ..storage import Storage
 from .avro_models import parse_commit_metadata
-from .instant import FILE_WRITING_ACTIONS, WRITE_ACTIONS, Instant, State, new_instant_time, parse_instant_file_name
+from .instant import (FILE_WRITING_ACTIONS, PENDING_FORMS, WRITE_ACTIONS, Instant, State, new_instant_time,
+                      parse_instant_file_name)
 
 META_DIR = ".hoodie"
 
@@ -90,6 +91,15 @@ class Timeline:
             return self.storage.read_bytes(self.path_of(instant))
         except FileNotFoundError:
             raise HoodieTimelineError(f"instant file of {instant} is missing") from None
+
+    def files_of(self, instant: Instant) -> list[Instant]:
+        """The instant's files on storage, requested, inflight, then completed (those that exist; a
+        completed instant's pending files may carry the name of the action it completed from)."""
+        actions = PENDING_FORMS.get(instant.action, (instant.action,)) if instant.is_completed else (instant.action,)
+        found = [Instant(instant.timestamp, action, state) for action in actions
+                 for state in (State.REQUESTED, State.INFLIGHT)
+                 if self.storage.exists(self.path_of(Instant(instant.timestamp, action, state)))]
+        return found + ([instant] if instant.is_completed else [])
 
     @cached_property
     def _metadata(self) -> dict[Instant, dict]:

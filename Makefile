@@ -41,8 +41,10 @@ lint: env
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 
+# Two workers, each with its own SparkSession and services: while one waits on a job process, a
+# service or a heartbeat, the other computes (the run stays within 2 cores' worth of Spark threads).
 test: env services
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2 --dist worksteal
 
 test-slow: env services
 	$(BIN)/pytest -m slow || [ $$? = 5 ]  # 5: no slow test selected

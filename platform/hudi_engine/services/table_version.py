@@ -163,9 +163,7 @@ def _six_to_eight(table: HoodieTable, cfg: HoodieConfig) -> HoodieTable:
         table.storage.write_bytes(f"{target}/{instant.file_name(2)}",
                                   converted(instant, table.storage.read_bytes(info.path)))
         moved += 1
-    archived = _history_from_archive(table, HoodieTable(table.storage, props), cfg)
-    upgraded = _switch(table, props)
-    _drop_layout_1_files(upgraded)
+    upgraded, archived = _switch_layout(table, props, cfg, _history_from_archive, _drop_layout_1_files)
     log.info(f"upgraded {upgraded.name} to version 8: {moved} instant files moved to {target}, "
              f"{archived} archived actions to its LSM history")
     return upgraded
@@ -216,9 +214,7 @@ def _eight_to_six(table: HoodieTable, change: str, cfg: HoodieConfig) -> HoodieT
     props = {k: v for k, v in table.props.items() if k not in {p.key for p in _V8_ONLY}}
     props.update(timeline_properties(6))
     make_timeline_folders(table.storage, props)
-    archived = _archive_from_history(table, HoodieTable(table.storage, props), cfg)
-    downgraded = _switch(table, props)
-    _drop_layout_2_files(downgraded)
+    downgraded, archived = _switch_layout(table, props, cfg, _archive_from_history, _drop_layout_2_files)
     log.info(f"downgraded {downgraded.name} to version 6: {moved} instant files moved to {META_DIR}, "
              f"{archived} archived actions to {archive_folder(downgraded)}")
     return downgraded
@@ -246,6 +242,16 @@ def _archive_from_history(old: HoodieTable, new: HoodieTable, cfg: HoodieConfig)
         new.storage.write_bytes(next_archive_file(new.storage, folder),
                                 archive_log(entries_from_records(records), cfg.get(C.COMMITS_ARCHIVAL_BATCH)))
     return len(records)
+
+
+def _switch_layout(table: HoodieTable, props: dict[str, str], cfg: HoodieConfig, move_archive,
+                   drop_old) -> tuple[HoodieTable, int]:
+    """A timeline layout change once the instants are in the new layout: the archived timeline
+    moved, the switch, then the old layout's files dropped; the table, and the actions archived."""
+    archived = move_archive(table, HoodieTable(table.storage, props), cfg)
+    switched = _switch(table, props)
+    drop_old(switched)
+    return switched, archived
 
 
 def _switch(table: HoodieTable, props: dict[str, str]) -> HoodieTable:

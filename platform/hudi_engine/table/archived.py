@@ -9,6 +9,7 @@ from ..timeline.avro_models import parse_commit_metadata
 from ..timeline.instant import WRITE_ACTIONS, Instant, State
 from ..timeline.timeline import META_DIR
 from .archived_timeline import archived_instants, read_archived_entries
+from ..timeline.lsm import INSTANT_COLUMNS
 from .lsm_history import LSMHistory
 from .meta_client import HoodieTable
 
@@ -29,11 +30,12 @@ def lsm_history(table: HoodieTable, cfg: HoodieConfig | None = None) -> LSMHisto
 
 def read_archived(table: HoodieTable) -> list[Instant]:
     """Completed instants of the archived timeline, in time order; in layout 2 with the completion
-    times the history recorded (none for instants an upgrade moved from a version 6 archive)."""
+    times the history recorded (none for instants an upgrade moved from a version 6 archive). The
+    history's metadata and plan bytes are not read: every incremental query asks for this."""
     if table.layout_version < 2:
         return archived_instants(table.storage, archive_folder(table))
     return [Instant(r.instant_time, r.action, State.COMPLETED, r.completion_time)
-            for r in lsm_history(table).records()]
+            for r in lsm_history(table).records(INSTANT_COLUMNS)]
 
 
 def read_archived_commits(table: HoodieTable) -> list[tuple[Instant, dict]]:

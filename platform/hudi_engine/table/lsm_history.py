@@ -52,13 +52,14 @@ class LSMHistory:
         """The files of the newest snapshot."""
         return self.manifest(self.latest_version())
 
-    def read_file(self, name: str) -> list[LSMRecord]:
+    def read_file(self, name: str, columns: tuple[str, ...] | None = None) -> list[LSMRecord]:
         with self.storage.open_input_file(self._path(name)) as f:
-            return lsm.table_records(pq.read_table(f))
+            return lsm.table_records(pq.read_table(f, columns=list(columns) if columns else None))
 
-    def records(self) -> list[LSMRecord]:
-        """Every archived action of the newest snapshot, one record each, oldest first."""
-        return lsm.latest_records(r for f in sorted(self.files()) for r in self.read_file(f.name))
+    def records(self, columns: tuple[str, ...] | None = None) -> list[LSMRecord]:
+        """Every archived action of the newest snapshot, one record each, oldest first; only
+        ``columns`` read when given (the others are None)."""
+        return lsm.latest_records(r for f in sorted(self.files()) for r in self.read_file(f.name, columns))
 
     # --- writing ---------------------------------------------------------------------------------
     def add(self, records: list[LSMRecord]) -> HistoryFile:

@@ -41,6 +41,8 @@ AVRO_SCHEMA_JSON = json.dumps(AVRO_SCHEMA, separators=(",", ":"))
 ARROW_SCHEMA = pa.schema([pa.field("instantTime", pa.string()), pa.field("completionTime", pa.string()),
                           pa.field("action", pa.string()), pa.field("metadata", pa.binary()),
                           pa.field("plan", pa.binary()), pa.field("version", pa.int32(), nullable=False)])
+# What a record says of its instant, without the metadata and plan bytes.
+INSTANT_COLUMNS = ("instantTime", "completionTime", "action")
 FOOTER = {"parquet.avro.schema": AVRO_SCHEMA_JSON, "writer.model.name": "avro"}
 
 

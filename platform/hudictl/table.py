@@ -173,11 +173,11 @@ def change_type(table, to: str | None, conf: list[str]) -> int:
 
 
 def change_version(table, direction: str, to_version: int | None, conf: list[str]) -> int:
-    from hudi_engine.api import downgrade_table, upgrade_table
+    from hudi_engine.api import downgrade_compacts, downgrade_table, upgrade_table
 
     before = table.version
     target = to_version or (9 if direction == "upgrade" else 6)
-    compacts = direction == "downgrade" and table.table_type == "MERGE_ON_READ" and before != target
+    compacts = direction == "downgrade" and downgrade_compacts(table, target)
     with _local_spark_if(compacts, "hudictl-downgrade") as spark:
         if direction == "upgrade":
             changed = upgrade_table(table, target, parse_conf(conf))

@@ -10,8 +10,10 @@ import pytest
 from hudi_engine.config import HoodieConfig
 from hudi_engine.errors import HoodieConfigError
 from hudi_engine.merge.record_merger import merge_mode
-from hudi_engine.services.table_version import (completion_time, converted, eight_properties, nine_properties,
-                                                upgraded_properties)
+from hudi_engine.services.table_version import (completion_time, converted, downgrade_compacts, eight_properties,
+                                                nine_properties, upgraded_properties)
+from hudi_engine.storage import Storage
+from hudi_engine.table.meta_client import HoodieTable
 from hudi_engine.timeline.avro_models import AVRO_MAGIC, decode_instant_avro, parse_commit_metadata
 from hudi_engine.timeline.commit_metadata import commit_metadata, encode_commit_metadata, encode_completed
 from hudi_engine.timeline.instant import Instant, State
@@ -96,6 +98,17 @@ def test_version_9_keeps_the_payload_as_legacy_and_the_ordering_field_under_its_
         "org.apache.hudi.common.model.DefaultHoodieRecordPayload")
     with pytest.raises(HoodieConfigError, match="CUSTOM is one this engine does not run"):
         nine_properties({**V8, "hoodie.record.merge.mode": "CUSTOM"})
+
+
+def test_only_a_merge_on_read_table_going_down_to_6_compacts_its_logs(tmp_path):
+    def table(kind: str, version: int) -> HoodieTable:
+        return HoodieTable(Storage(str(tmp_path)), {"hoodie.table.name": "t", "hoodie.table.type": kind,
+                                                    "hoodie.table.version": str(version)})
+    assert downgrade_compacts(table("MERGE_ON_READ", 9), 6) and downgrade_compacts(table("MERGE_ON_READ", 8), 6)
+    assert not downgrade_compacts(table("MERGE_ON_READ", 9), 8)        # hoodie.properties only: no Spark
+    assert not downgrade_compacts(table("COPY_ON_WRITE", 9), 6)
+    with pytest.raises(HoodieConfigError, match="cannot downgrade t from version 6 to 8"):
+        downgrade_compacts(table("MERGE_ON_READ", 6), 8)
 
 
 def test_completion_time_is_the_files_time_but_never_before_the_instant():

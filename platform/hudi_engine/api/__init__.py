@@ -59,6 +59,7 @@ _EXPORTS = {
     "table_type_named": "hudi_engine.services.table_type",
     "upgrade_table": "hudi_engine.services.table_version",
     "downgrade_table": "hudi_engine.services.table_version",
+    "downgrade_compacts": "hudi_engine.services.table_version",
     # catalog sync
     "sync_hive": "hudi_engine.sync",
     # records: meta columns, schemas, keys
@@ -107,7 +108,7 @@ if TYPE_CHECKING:  # what type checkers (and readers) see
     from ..services.compaction_plan import NUM_COMMITS_AFTER_LAST_REQUEST, compaction_due
     from ..services.savepoint import create_savepoint, delete_savepoint, list_savepoints, restore_to_savepoint
     from ..services.table_type import change_table_type, table_type_named
-    from ..services.table_version import downgrade_table, upgrade_table
+    from ..services.table_version import downgrade_compacts, downgrade_table, upgrade_table
     from ..sync import sync_hive
     from ..table.meta_client import HoodieTable
     from ..table.pending import (

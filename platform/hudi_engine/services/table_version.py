@@ -60,6 +60,9 @@ log = logging.getLogger(__name__)
 # The next version up or down from each version, as Hudi's handlers go.
 UPGRADES = {6: 8, 8: 9}
 DOWNGRADES = {9: 8, 8: 6}
+# The step down whose readers would take a log named by its own delta commit for a base instant:
+# a merge-on-read table's logs are compacted before it.
+_COMPACTING_STEP = 6
 # Keys Hudi 1.x adds to hoodie.properties, gone again at version 6.
 _V8_ONLY = (C.INITIAL_TABLE_VERSION, C.TIMELINE_PATH, C.TIMELINE_HISTORY_PATH, C.RECORD_MERGE_MODE,
             C.RECORD_MERGE_STRATEGY_ID, C.TABLE_FORMAT, C.LEGACY_PAYLOAD_CLASS, C.PARTIAL_UPDATE_MODE)
@@ -187,12 +190,19 @@ def downgrade_table(table: HoodieTable, to_version: int = 6, options: dict | Non
         with locked_table(table, cfg, f"rolling back failed writes to {change}") as table:
             table = _without_failed_writes(_finish_switch(table), cfg, spark)
         refuse_pending(table, change)
-        if step == 6 and table.table_type == "MERGE_ON_READ":
+        if step == _COMPACTING_STEP and table.table_type == "MERGE_ON_READ":
             table = compact_every_log(spark, table, options or {}, change)
         with locked_table(table, cfg, change) as table:
             refuse_pending(table, change)
             table = (_eight_to_six if step == 6 else _nine_to_eight)(delete_mdt(table), change, cfg)
     return table if steps else _finish_switch(table)
+
+
+def downgrade_compacts(table: HoodieTable, to_version: int) -> bool:
+    """Whether downgrading the table to ``to_version`` compacts its log files first (and so needs a
+    SparkSession); an impossible downgrade is refused here."""
+    return (table.table_type == "MERGE_ON_READ"
+            and _COMPACTING_STEP in _steps(table, to_version, "downgrade", DOWNGRADES))
 
 
 def _nine_to_eight(table: HoodieTable, change: str, cfg: HoodieConfig) -> HoodieTable:

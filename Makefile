@@ -43,8 +43,10 @@ lint: env
 
 # Two workers, each with its own SparkSession and services: while one waits on a job process, a
 # service or a heartbeat, the other computes (the run stays within 2 cores' worth of Spark threads).
+# `make test SLOW=1` (CI) runs the slow tests too, in the same run: they start first, and the other
+# worker takes the rest meanwhile.
 test: env services
-	$(BIN)/pytest -n 2 --dist worksteal
+	$(BIN)/pytest -n 2 --dist worksteal $(if $(SLOW),-m '')
 
 test-slow: env services
 	$(BIN)/pytest -m slow || [ $$? = 5 ]  # 5: no slow test selected

@@ -15,6 +15,13 @@ FIXTURES = Path(os.environ.get("HUDI_RS_FIXTURES", ROOT.parent / "shared" / "fix
 os.environ.setdefault("JDK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1")
 
 
+def pytest_collection_modifyitems(items):
+    """Slow tests first: with ``-n 2 --dist worksteal`` (``make test SLOW=1``) one worker starts on
+    the soak tests while the other takes the short ones, and no worker is left alone with a
+    three-minute test at the end of the run."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
     """One local SparkSession for the whole run (startup costs seconds); SQL's managed tables go

@@ -157,6 +157,8 @@ def test_refusals_with_clear_errors(spark, table_path):
     assert np.all(key_hashes(pa.array(["1"]), ["id"]) >= 0)
 
 
+# The resize runs in hudictl's own process, whatever plane the test's writes take: one plane is enough.
+@pytest.mark.parametrize("write_plane", ["in-process"], indirect=True)
 def test_hudictl_cluster_resizes_with_the_index_options(spark, table_path):
     """``hudictl cluster`` in its own process, as a scheduled job runs it: refused without the
     index options, a resize with them."""

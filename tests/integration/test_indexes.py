@@ -38,11 +38,16 @@ def state(spark, path):
 INDEXES = ["SIMPLE", "GLOBAL_SIMPLE", "BLOOM", "GLOBAL_BLOOM", "BUCKET"]
 
 
-# Every index on both table types on local disk; on S3 every index on copy-on-write (each tags
-# through its own reads of base files) and merge-on-read's log path once.
-@pytest.mark.parametrize("base_path, index, table_type", [
-    *[("local", i, t) for t in ("COPY_ON_WRITE", "MERGE_ON_READ") for i in INDEXES],
-    *[("s3", i, "COPY_ON_WRITE") for i in INDEXES], ("s3", "SIMPLE", "MERGE_ON_READ")], indirect=["base_path"])
+# In the writing process: every index on both table types on local disk; on S3 every index on
+# copy-on-write (each tags through its own reads of base files) and merge-on-read's log path once.
+# On Spark's executors: every index on merge-on-read (tagging reads keys from log files too), and
+# on S3 the indexes that read base files there (keys, bloom footers) for both table types.
+@pytest.mark.parametrize("write_plane, base_path, index, table_type", [
+    *[("in-process", "local", i, t) for t in ("COPY_ON_WRITE", "MERGE_ON_READ") for i in INDEXES],
+    *[("in-process", "s3", i, "COPY_ON_WRITE") for i in INDEXES], ("in-process", "s3", "SIMPLE", "MERGE_ON_READ"),
+    *[("spark-stages", "local", i, "MERGE_ON_READ") for i in INDEXES],
+    *[("spark-stages", "s3", i, t) for t in ("COPY_ON_WRITE", "MERGE_ON_READ") for i in ("SIMPLE", "BLOOM")]],
+    indirect=["write_plane", "base_path"])
 def test_every_index_upserts_and_deletes_the_same_rows(spark, base_path, index, table_type):
     opts = options(index, table_type)
     expected = {}

@@ -43,7 +43,7 @@ from ..merge.record_merger import PAYLOAD_MERGE_MODES, mode_payload_class
 from ..table.archive_conversion import entries_from_records, records_from_entries
 from ..table.archived import archive_folder, lsm_history
 from ..table.archived_timeline import archive_log, next_archive_file, read_archived_entries
-from ..table.meta_client import (MERGE_STRATEGY_IDS, ORDERING_FIELDS_KEY, PROPERTIES_FILE, HoodieTable,
+from ..table.meta_client import (MERGE_STRATEGY_IDS, PROPERTIES_FILE, HoodieTable, ordering_key_of_version,
                                  make_timeline_folders, merge_properties, timeline_properties)
 from ..table.properties import write_properties_text
 from ..timeline.avro_models import parse_commit_metadata
@@ -89,12 +89,10 @@ def nine_properties(props: dict[str, str]) -> dict[str, str]:
         raise HoodieConfigError(
             f"cannot upgrade {props.get(C.TABLE_NAME.key)} to version 9: its "
             f"{C.RECORD_MERGE_MODE.key}={props.get(C.RECORD_MERGE_MODE.key)} is one this engine does not run")
-    out = {k: v for k, v in props.items() if k not in (C.RECORD_MERGE_STRATEGY_ID.key, C.PAYLOAD_CLASS.key,
-                                                        C.PRECOMBINE_FIELD.key)}
+    out = {k: v for k, v in ordering_key_of_version(props, 9).items()
+           if k not in (C.RECORD_MERGE_STRATEGY_ID.key, C.PAYLOAD_CLASS.key)}
     if C.PAYLOAD_CLASS.key in props:
         out[C.LEGACY_PAYLOAD_CLASS.key] = props[C.PAYLOAD_CLASS.key]
-    if C.PRECOMBINE_FIELD.key in props:
-        out[ORDERING_FIELDS_KEY] = props[C.PRECOMBINE_FIELD.key]
     out.update(timeline_properties(9))
     return out
 
@@ -103,11 +101,9 @@ def eight_properties(props: dict[str, str]) -> dict[str, str]:
     """A version 9 table's properties at version 8: the payload class back (the legacy one, else the
     merge mode's), the strategy id, the ordering field under the precombine key."""
     mode = props.get(C.RECORD_MERGE_MODE.key, C.RECORD_MERGE_MODE.default).upper()
-    out = {k: v for k, v in props.items() if k not in (C.LEGACY_PAYLOAD_CLASS.key, C.PARTIAL_UPDATE_MODE.key,
-                                                        ORDERING_FIELDS_KEY)}
+    out = {k: v for k, v in ordering_key_of_version(props, 8).items()
+           if k not in (C.LEGACY_PAYLOAD_CLASS.key, C.PARTIAL_UPDATE_MODE.key)}
     out[C.PAYLOAD_CLASS.key] = props.get(C.LEGACY_PAYLOAD_CLASS.key) or mode_payload_class(mode)
-    if ORDERING_FIELDS_KEY in props:
-        out[C.PRECOMBINE_FIELD.key] = props[ORDERING_FIELDS_KEY]
     out.update({**timeline_properties(8), **merge_properties(mode, 8)})
     return out
 

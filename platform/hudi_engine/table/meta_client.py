@@ -17,6 +17,17 @@ READ_TABLE_VERSIONS = (5, 6, 8, 9)
 WRITE_TABLE_VERSIONS = (6, 8, 9)
 # Version 9 persists the ordering field under this name instead of hoodie.table.precombine.field.
 ORDERING_FIELDS_KEY = next(k for k in C.PRECOMBINE_FIELD.alternatives if k.startswith("hoodie.table."))
+
+
+def ordering_key_of_version(props: dict[str, str], version: int) -> dict[str, str]:
+    """``props`` with the ordering field under the key ``version`` reads: Hudi 1.1 (9) renamed
+    hoodie.table.precombine.field to hoodie.table.ordering.fields."""
+    old, new = (C.PRECOMBINE_FIELD.key, ORDERING_FIELDS_KEY) if version >= 9 else (ORDERING_FIELDS_KEY,
+                                                                                    C.PRECOMBINE_FIELD.key)
+    out = {k: v for k, v in props.items() if k != old}
+    if old in props:
+        out[new] = props[old]
+    return out
 # Hudi's HoodieRecordMerger strategy ids, persisted from table version 8 on.
 MERGE_STRATEGY_IDS = {"EVENT_TIME_ORDERING": "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5",
                       "COMMIT_TIME_ORDERING": "ce9acb64-bde0-424c-9b91-f6ebba25356d"}
@@ -112,9 +123,8 @@ class HoodieTable:
         props[C.TABLE_CHECKSUM.key] = table_checksum(props[C.DATABASE_NAME.key], props[C.TABLE_NAME.key])
         if version >= 8:          # Hudi 1.x: the merge mode is the table's
             props.update({C.INITIAL_TABLE_VERSION.key: str(version), **merge_properties(mode, version)})
-        if version >= 9:          # Hudi 1.1: ordering fields, and the format plugin
-            if C.PRECOMBINE_FIELD.key in props:
-                props[ORDERING_FIELDS_KEY] = props.pop(C.PRECOMBINE_FIELD.key)
+        props = ordering_key_of_version(props, version)
+        if version >= 9:          # Hudi 1.1: the format plugin
             props[C.TABLE_FORMAT.key] = C.TABLE_FORMAT.default
         storage = Storage(base_path)
         make_timeline_folders(storage, props)

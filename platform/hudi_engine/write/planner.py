@@ -10,6 +10,7 @@ from typing import Container, Iterable
 
 from .. import config as C
 from ..config import HoodieConfig
+from ..errors import HoodieConfigError
 from ..file_group.fs_view import FileSlice
 from ..file_group.naming import new_file_id
 from ..timeline.commit_metadata import totals
@@ -18,6 +19,21 @@ from ..timeline.timeline import Timeline
 # Hudi's hoodie.record.size.estimation.threshold: a commit counts for the estimate only when it
 # wrote at least this fraction of the small file limit.
 RECORD_SIZE_ESTIMATION_THRESHOLD = 1.0
+
+
+def check_file_ids_unique(latest: Iterable[FileSlice]) -> None:
+    """Refuse a table where one file id names file groups in several partitions: this writer keys
+    a write's file groups by file id. Hudi's non-blocking concurrency control names a bucket's file
+    group ``<bucket>-0000-0000-0000-000000000000-0`` in every partition (its
+    ``BucketIdentifier.newBucketFileIdForNBCC``); such a table is read here, not written."""
+    seen: dict[str, str] = {}
+    for s in latest:
+        other = seen.setdefault(s.file_id, s.partition)
+        if other != s.partition:
+            raise HoodieConfigError(
+                f"file id {s.file_id} names a file group in partition '{other}' and in '{s.partition}' "
+                "(as Hudi's non-blocking concurrency control names its buckets' file groups); this "
+                "engine reads such a table but cannot write it yet: write it with Apache Hudi")
 
 
 @dataclass(frozen=True)

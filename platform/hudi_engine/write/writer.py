@@ -46,7 +46,8 @@ from . import operations
 from .log_append import AppendFileGroup, append_target
 from .arrow_plane import ArrowPlane
 from .plane import Plane
-from .planner import SizingPolicy, Target, shuffle_parallelism, sizing_policy, timeline_record_size
+from .planner import (SizingPolicy, Target, check_file_ids_unique, shuffle_parallelism, sizing_policy,
+                      timeline_record_size)
 from .spark_plane import SparkPlane
 from .tasks import Prepare, WriteFileGroup
 
@@ -220,6 +221,7 @@ class WriteJob:
         table = ensure_metadata(self.spark, table, self.cfg)
         self.table = table
         self.latest = table_view(table).latest_file_slices()
+        check_file_ids_unique(self.latest)
         # File groups a pending compaction is rewriting: their new log files start its slice.
         self.compacting = pending_compaction_groups(table) if self.is_mor else {}
         # File groups a pending clustering is rewriting: no inserts go there, updates are refused.

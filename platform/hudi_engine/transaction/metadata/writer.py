@@ -94,7 +94,7 @@ def indexed_columns(table: HoodieTable, cfg: HoodieConfig | None = None) -> list
 def ensure_metadata(spark, table: HoodieTable, cfg: HoodieConfig) -> HoodieTable:
     """Make the metadata table hold what the write's options ask for: build missing partitions,
     drop ones no longer wanted, or delete it all when ``hoodie.metadata.enable`` is false."""
-    wanted = wanted_partitions(cfg)
+    wanted = wanted_partitions(cfg, table.version)
     have = current_partitions(table)
     if not wanted:
         return delete_mdt(table) if (have or mdt_storage(table).exists("")) else table
@@ -121,7 +121,7 @@ def _build(spark, table: HoodieTable, have: list[str], missing: list[str], cfg: 
         delete_mdt(table)
         mdt = create_mdt(table)
         have = []
-        missing = [p for p in ORDER if p in missing or p in wanted_partitions(cfg)]
+        missing = [p for p in ORDER if p in missing or p in wanted_partitions(cfg, table.version)]
     table = set_table_partitions(table, have, inflight=missing)
     completed = table.timeline.completed_writes()
     anchor = completed[-1].timestamp if completed else None

@@ -37,7 +37,8 @@ def fold(ranges: Iterable[ColumnRange]) -> ColumnRange:
     highs = [r for r in ranges if r.max_value is not None]
     low = min(lows, key=lambda r: _order_key(r.min_value, r)) if lows else None
     high = max(highs, key=lambda r: _order_key(r.max_value, r)) if highs else None
-    return ColumnRange(ranges[0].column, ranges[0].arrow_type, low and low.min_value, high and high.max_value,
+    return ColumnRange(ranges[0].column, ranges[0].arrow_type, low.min_value if low else None,
+                       high.max_value if high else None,
                        sum(r.null_count for r in ranges), sum(r.value_count for r in ranges),
                        sum(r.total_size for r in ranges), sum(r.total_uncompressed_size for r in ranges))
 

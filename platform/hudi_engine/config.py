@@ -335,6 +335,12 @@ METADATA_COLUMN_STATS_COLUMNS = define("hoodie.metadata.index.column.stats.colum
                                        "max.columns.to.index columns of the schema.")
 METADATA_COLUMN_STATS_MAX_COLUMNS = define("hoodie.metadata.index.column.stats.max.columns.to.index", 32,
                                            "Without a column list, stats of this many leading columns.")
+METADATA_PARTITION_STATS_ENABLE = define(
+    "hoodie.metadata.index.partition.stats.enable", False,
+    "Keep each column's range over each data partition in the partition_stats partition (table "
+    "version 8 and up, with the column_stats index on), so reads skip whole partitions.")
+METADATA_PARTITION_STATS_FILE_GROUP_COUNT = define("hoodie.metadata.index.partition.stats.file.group.count", 1,
+                                                   "File groups of the partition_stats partition.")
 METADATA_BLOOM_FILTER_ENABLE = define("hoodie.metadata.index.bloom.filter.enable", False,
                                       "Keep base files' bloom filters in the bloom_filters partition.")
 METADATA_BLOOM_FILTER_FILE_GROUP_COUNT = define("hoodie.metadata.index.bloom.filter.file.group.count", 4,
@@ -727,4 +733,5 @@ TABLE_METADATA_PARTITIONS = define("hoodie.table.metadata.partitions", "",
 TABLE_METADATA_PARTITIONS_INFLIGHT = define("hoodie.table.metadata.partitions.inflight", "",
                                             "Metadata partitions being built (table property).")
 ENABLE_DATA_SKIPPING = define("hoodie.enable.data.skipping", True,
-                              "Reads skip files whose column_stats ranges rule out the query's filters.")
+                              "Reads skip partitions whose partition_stats, and files whose column_stats ranges rule "
+                              "out the query's filters.")

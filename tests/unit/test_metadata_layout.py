@@ -25,12 +25,27 @@ def test_initialization_instants_follow_hudi_0_14():
 
 
 def test_which_partitions_a_write_asks_for():
-    assert wanted_partitions(HoodieConfig({})) == ["files"]                       # on by default
+    assert wanted_partitions(HoodieConfig({}), 6) == ["files"]                       # on by default
     assert wanted_partitions(HoodieConfig({"hoodie.metadata.enable": "false",
-                                           "hoodie.metadata.record.index.enable": "true"})) == []
+                                           "hoodie.metadata.record.index.enable": "true"}), 6) == []
     assert wanted_partitions(HoodieConfig({"hoodie.metadata.index.column.stats.enable": "true",
-                                           "hoodie.metadata.record.index.enable": "true"})) == [
+                                           "hoodie.metadata.record.index.enable": "true"}), 6) == [
         "files", "column_stats", "record_index"]
+
+
+def test_partition_stats_need_column_stats_and_table_version_8(caplog):
+    both = {"hoodie.metadata.index.column.stats.enable": "true",
+            "hoodie.metadata.index.partition.stats.enable": "true"}
+    assert wanted_partitions(HoodieConfig(both), 8) == ["files", "column_stats", "partition_stats"]
+    assert wanted_partitions(HoodieConfig(both), 9)[-1] == "partition_stats"
+    assert wanted_partitions(HoodieConfig({"hoodie.metadata.index.column.stats.enable": "true"}), 9) == [
+        "files", "column_stats"]                                     # off by default
+    caplog.set_level("WARNING")
+    assert wanted_partitions(HoodieConfig(both), 6) == ["files", "column_stats"]
+    assert "table version 6 has no partition_stats" in caplog.text
+    alone = {"hoodie.metadata.index.partition.stats.enable": "true"}
+    assert wanted_partitions(HoodieConfig(alone), 9) == ["files"]
+    assert "set hoodie.metadata.index.column.stats.enable=true" in caplog.text
 
 
 def test_metadata_table_properties_are_hudis(tmp_path):

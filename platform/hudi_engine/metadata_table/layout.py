@@ -10,6 +10,7 @@ orders them by completion time.
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -23,6 +24,8 @@ from ..timeline.timeline import META_DIR
 
 MDT_DIR = f"{META_DIR}/metadata"
 FILES, COLUMN_STATS, BLOOM_FILTERS, RECORD_INDEX = "files", "column_stats", "bloom_filters", "record_index"
+PARTITION_STATS = "partition_stats"
+PARTITION_STATS_MIN_VERSION = 8    # Hudi 1.x's version-6 metadata writer leaves partition_stats out
 ZERO_TIME = "00000000000000"       # Hudi's SOLO_COMMIT_TIMESTAMP (table version 6)
 INIT_SUFFIX = 10                   # initialization instants: <time>010, <time>011, ...
 COMPACTION_SUFFIX = "001"          # a compaction of the metadata table: <last delta commit>001
@@ -31,12 +34,14 @@ KEYGEN = "org.apache.hudi.metadata.HoodieTableMetadataKeyGenerator"
 KEYGEN_TYPE = "HOODIE_TABLE_METADATA"     # as hoodie.table.keygenerator.type (version 8+)
 PAYLOAD_MERGE_STRATEGY = "00000000-0000-0000-0000-000000000000"   # Hudi's payload-based merging
 
+log = logging.getLogger(__name__)
+
 
 def mdt_storage(table: HoodieTable) -> Storage:
     return table.storage.child(MDT_DIR)
 
 
-def wanted_partitions(cfg: HoodieConfig) -> list[str]:
+def wanted_partitions(cfg: HoodieConfig, table_version: int) -> list[str]:
     """The metadata partitions a write's options ask for (files is the one every other needs)."""
     index_needs_it = cfg.get_str(C.INDEX_TYPE).upper() == "RECORD_INDEX"
     if not cfg.get(C.METADATA_ENABLE):
@@ -51,7 +56,24 @@ def wanted_partitions(cfg: HoodieConfig) -> list[str]:
         wanted.append(BLOOM_FILTERS)
     if cfg.get(C.METADATA_RECORD_INDEX_ENABLE) or index_needs_it:
         wanted.append(RECORD_INDEX)
+    if cfg.get(C.METADATA_PARTITION_STATS_ENABLE) and _partition_stats_possible(cfg, table_version):
+        wanted.append(PARTITION_STATS)
     return wanted
+
+
+def _partition_stats_possible(cfg: HoodieConfig, table_version: int) -> bool:
+    """Partition stats are folded from column stats and exist from table version 8 on: asked for
+    without either, Hudi skips them with a warning, and so does this."""
+    if table_version < PARTITION_STATS_MIN_VERSION:
+        log.warning(f"{C.METADATA_PARTITION_STATS_ENABLE.key}=true is ignored: table version {table_version} has "
+                    f"no partition_stats index; set {C.WRITE_TABLE_VERSION.key} to "
+                    f"{PARTITION_STATS_MIN_VERSION} or more (or upgrade the table) to keep it")
+        return False
+    if not cfg.get(C.METADATA_COLUMN_STATS_ENABLE):
+        log.warning(f"{C.METADATA_PARTITION_STATS_ENABLE.key}=true is ignored: partition stats are built from "
+                    f"column stats; set {C.METADATA_COLUMN_STATS_ENABLE.key}=true as well")
+        return False
+    return True
 
 
 def table_partitions(table: HoodieTable) -> list[str]:

@@ -20,10 +20,17 @@ from ..storage import FileInfo, Storage
 from ..table.meta_client import HoodieTable
 from .codec import base_values, block_values, raw_entries
 from ..hfile import HFileReader
-from .keys import ALL_PARTITIONS_KEY, column_stats_key_prefix, file_group_index, files_key, partition_path_of_identifier
-from .layout import COLUMN_STATS, FILES, RECORD_INDEX, open_mdt, table_partitions, valid_instants
+from .keys import (
+    ALL_PARTITIONS_KEY,
+    column_stats_key_prefix,
+    file_group_index,
+    files_key,
+    partition_path_of_identifier,
+    partition_stats_key,
+)
+from .layout import COLUMN_STATS, FILES, PARTITION_STATS, RECORD_INDEX, open_mdt, table_partitions, valid_instants
 from .merge import combine, is_live
-from .records import Delete, column_stats_of, files_of, partitions_of, record_location_of
+from .records import ColumnStats, Delete, column_stats_of, files_of, partitions_of, record_location_of
 
 
 class MetadataReader:
@@ -53,15 +60,31 @@ class MetadataReader:
                 listing.append(FileInfo(posixpath.join(p, name) if p else name, size))
         return listing
 
+    def file_column_stats(self, columns: Iterable[str], partitions: Iterable[str]) -> dict[str, list[ColumnStats]]:
+        """data partition → the live column stats of its files, for the columns asked for."""
+        partitions = list(partitions)
+        prefixes = [column_stats_key_prefix(c, p) for c in columns for p in partitions]
+        by_prefix = {column_stats_key_prefix(c, p): p for c in columns for p in partitions}
+        out: dict[str, list[ColumnStats]] = defaultdict(list)
+        for key, record in self.records(COLUMN_STATS, prefixes=prefixes).items():
+            out[by_prefix[key[:_COLUMN_PARTITION_PREFIX]]].append(column_stats_of(record))
+        return dict(out)
+
     def column_ranges(self, columns: Iterable[str], partitions: Iterable[str]) -> dict[str, dict[str, ColumnRange]]:
         """file name → column → range, for the columns and data partitions asked for."""
-        prefixes = [column_stats_key_prefix(c, p) for c in columns for p in partitions]
         out: dict[str, dict[str, ColumnRange]] = defaultdict(dict)
-        for record in self.records(COLUMN_STATS, prefixes=prefixes).values():
+        for stats in self.file_column_stats(columns, partitions).values():
+            for s in stats:
+                out[s.file_name][s.column_name] = _skipping_range(s)
+        return dict(out)
+
+    def partition_ranges(self, columns: Iterable[str], partitions: Iterable[str]) -> dict[str, dict[str, ColumnRange]]:
+        """data partition → column → its range over the partition, from partition_stats."""
+        keys = [partition_stats_key(p, c) for c in columns for p in partitions]
+        out: dict[str, dict[str, ColumnRange]] = defaultdict(dict)
+        for record in self.records(PARTITION_STATS, keys=keys).values():
             s = column_stats_of(record)
-            if not s.is_deleted:
-                out[s.file_name][s.column_name] = ColumnRange(s.min_value, s.max_value, s.null_count or 0,
-                                                              s.value_count or 0)
+            out[s.file_name][s.column_name] = _skipping_range(s)
         return dict(out)
 
     def record_locations(self, keys: Iterable[str]) -> dict[str, tuple[str, str]]:
@@ -173,6 +196,13 @@ class SliceReader:
                 return None
             entries.update(stored)
         return sorted((k, v) for k, v in entries.items() if v is not None)
+
+
+_COLUMN_PARTITION_PREFIX = 24       # ColumnIndexID + PartitionIndexID, Base64 of two xxHash64
+
+
+def _skipping_range(s: ColumnStats) -> ColumnRange:
+    return ColumnRange(s.min_value, s.max_value, s.null_count or 0, s.value_count or 0)
 
 
 def table_view(table: HoodieTable) -> FileSystemView:

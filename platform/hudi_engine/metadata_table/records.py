@@ -319,6 +319,13 @@ def partition_stats_record(partition: str, column: str, *, arrow_type: pa.DataTy
     return {**record, "key": k.partition_stats_key(partition, column), "type": k.PARTITION_STATS.record_type}
 
 
+def partition_stats_tombstone(partition: str, column: str, table_version: int = LATEST_TABLE_VERSION) -> dict:
+    """A column of a dropped (or no longer boundable) partition: Hudi's stub range, deleted and tight."""
+    record = column_stats_tombstone(partition, partition or ".", column, table_version)
+    record["ColumnStatsMetadata"].update(fileName=partition, isTightBound=True)
+    return {**record, "key": k.partition_stats_key(partition, column), "type": k.PARTITION_STATS.record_type}
+
+
 def secondary_index_record(secondary_key: str | None, record_key: str, is_deleted: bool = False) -> dict:
     """``createSecondaryIndexRecord``: key ``<secondary key>$<record key>`` (escaped)."""
     return _record(k.secondary_index_key(secondary_key, record_key), k.SECONDARY_INDEX.record_type,

@@ -79,6 +79,23 @@ def parquet_column_ranges(metadata: pq.FileMetaData, columns: Iterable[str] | No
             if path in folded and path not in unknown]
 
 
+def arrow_column_ranges(table: pa.Table, columns: Iterable[str]) -> list[ColumnRange]:
+    """Column ranges of the records a log file's data blocks hold, as Hudi keeps them for a log
+    file (``HoodieDeltaWriteStat``'s column stats): min, max, null and value counts; no sizes.
+    Columns the records lack, or of nested types, are left out."""
+    import pyarrow.compute as pc
+
+    out = []
+    for column in columns:
+        if column not in table.column_names or pa.types.is_nested(table.schema.field(column).type):
+            continue
+        values = table.column(column)
+        bounds = pc.min_max(values) if len(values) > values.null_count else None
+        out.append(ColumnRange(column, values.type, bounds["min"].as_py() if bounds else None,
+                               bounds["max"].as_py() if bounds else None, values.null_count, len(values), 0, 0))
+    return out
+
+
 def column_stats_records(partition: str, file_name: str, ranges: Iterable[ColumnRange], *,
                          table_version: int = LATEST_TABLE_VERSION) -> list[dict]:
     """One column-stats record per range of a data file."""

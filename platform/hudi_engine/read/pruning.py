@@ -1,6 +1,6 @@
 """Fewer file slices for a filtered query: partition pruning from partition values, record-index
-lookups for record-key equality, and data skipping with column_stats ranges (Hudi's
-HoodieFileIndex). The decisions are :mod:`.skipping`'s; this module fetches what they need.
+lookups for record-key equality, and data skipping with partition_stats ranges (whole partitions)
+then column_stats ranges (files) (Hudi's HoodieFileIndex). The decisions are :mod:`.skipping`'s; this module fetches what they need.
 """
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from ..errors import HoodieConfigError
 from ..expr.skipping import Predicate, file_may_match, key_lookup
 from ..file_group.fs_view import FileSlice
 from ..keygen import key_generator_from_config
-from ..metadata_table.layout import COLUMN_STATS, RECORD_INDEX
+from ..metadata_table.keys import partition_identifier
+from ..metadata_table.layout import COLUMN_STATS, PARTITION_STATS, RECORD_INDEX
 from ..metadata_table.reader import metadata_reader
 from ..schema.meta_fields import RECORD_KEY
 from ..table.meta_client import HoodieTable
@@ -25,8 +26,9 @@ log = logging.getLogger(__name__)
 
 def prune(table: HoodieTable, slices: Sequence[FileSlice], preds: Sequence[Predicate], cfg: HoodieConfig,
           latest: bool) -> list[FileSlice]:
-    """The slices a query with ``preds`` must read. Record-index lookups answer for the latest
-    state only (``latest``); time travel and incremental reads keep every slice of the window."""
+    """The slices a query with ``preds`` must read. Record-index lookups and partition stats
+    answer for the latest state only (``latest``); time travel and incremental reads keep every
+    slice of the window (column_stats still describes older files until they are cleaned)."""
     slices = list(slices)
     if not preds or not slices:
         return slices
@@ -35,6 +37,8 @@ def prune(table: HoodieTable, slices: Sequence[FileSlice], preds: Sequence[Predi
     reader = metadata_reader(table) if cfg.get(C.METADATA_ENABLE) else None
     if reader is not None and latest and reader.has(RECORD_INDEX):
         slices = _by_record_index(table, reader, slices, preds)
+    if reader is not None and latest and cfg.get(C.ENABLE_DATA_SKIPPING) and reader.has(PARTITION_STATS):
+        slices = _by_partition_stats(reader, slices, preds)
     if reader is not None and cfg.get(C.ENABLE_DATA_SKIPPING) and reader.has(COLUMN_STATS):
         slices = _by_column_stats(reader, slices, preds)
     if len(slices) < before:
@@ -79,6 +83,17 @@ def _by_record_index(table: HoodieTable, reader, slices: list[FileSlice],
         return slices
     groups = set(reader.record_locations(keys).values())
     return [s for s in slices if (s.partition, s.file_id) in groups]
+
+
+def _by_partition_stats(reader, slices: list[FileSlice], preds: Sequence[Predicate]) -> list[FileSlice]:
+    """Whole partitions whose ranges (over every file of their latest slices, logs included) rule
+    the filters out, before any file's own range is read (Hudi's PartitionStatsIndexSupport)."""
+    partitions = sorted({s.partition for s in slices})
+    ranges = reader.partition_ranges(sorted({p.column for p in preds}), partitions)
+    kept = {p for p in partitions if file_may_match(preds, ranges.get(partition_identifier(p)))}
+    if len(kept) < len(partitions):
+        log.info(f"partition stats leave {len(kept)} of {len(partitions)} partitions to read")
+    return [s for s in slices if s.partition in kept]
 
 
 def _by_column_stats(reader, slices: list[FileSlice], preds: Sequence[Predicate]) -> list[FileSlice]:

@@ -1,7 +1,7 @@
 """The active timeline: a snapshot of ``.hoodie`` instants, and the only writer of instant files."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Iterable
 
@@ -121,6 +121,15 @@ class Timeline:
             if schema:
                 return schema
         return None
+
+    def with_completed(self, instant: Instant, metadata: dict) -> "Timeline":
+        """This snapshot as it will read once the pending ``instant`` completes with ``metadata``
+        (its action's record, as :meth:`commit_metadata` gives it): what the metadata table must
+        index just before the instant completes. Nothing is written."""
+        done = instant.with_state(State.COMPLETED, new_instant_time(self.last_completion_time))
+        after = replace(self, instants=tuple(sorted([i for i in self.instants if i != instant] + [done])))
+        after._metadata[done] = metadata
+        return after
 
     @property
     def last_completion_time(self) -> str | None:

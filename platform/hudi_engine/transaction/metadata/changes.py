@@ -1,18 +1,21 @@
 """What one data-table action changes in the small metadata partitions (files, column_stats,
-bloom_filters), from its completed metadata and the footers of the base files it wrote. Only file
-names, sizes and footers are read here: the driver never sees a row.
+bloom_filters), from its completed metadata, the footers of the base files it wrote and the records
+of the log blocks it wrote (a log file's column ranges, as Hudi keeps them for merge-on-read).
 """
 from __future__ import annotations
 
 import posixpath
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
-from typing import Iterable
+from typing import Callable, Iterable
 
+import pyarrow as pa
 
 from ...bloom import FOOTER_KEY, TYPE_CODE_KEY
 from ...file_group.base_file import read_footer
-from ...file_group.naming import parse_base_file_name
+from ...file_group.log_file import BlockType, data_block_records, read_log_file
+from ...file_group.log_scanner import valid_blocks
+from ...file_group.naming import parse_base_file_name, parse_log_file_name
 from ...metadata_table.layout import BLOOM_FILTERS, COLUMN_STATS, FILES
 from ...metadata_table.records import (
     bloom_filter_record,
@@ -21,8 +24,8 @@ from ...metadata_table.records import (
     files_record,
     partition_list_record,
 )
-from ...metadata_table.stats import column_stats_records, parquet_column_ranges
-from ...storage import Storage
+from ...metadata_table.stats import ColumnRange, arrow_column_ranges, column_stats_records, parquet_column_ranges
+from ...storage import FileInfo, Storage
 
 
 class Changes:
@@ -31,6 +34,7 @@ class Changes:
     def __init__(self, partitions: Iterable[str]):
         self.partitions = set(partitions)
         self.records: dict[str, list[dict]] = defaultdict(list)
+        self.ranges: dict[str, list[ColumnRange]] = {}      # data file path -> its column ranges
         self._added: dict[str, dict[str, int]] = defaultdict(dict)
         self._deleted: dict[str, set[str]] = defaultdict(set)
 
@@ -39,6 +43,11 @@ class Changes:
 
     def delete_files(self, partition: str, names: Iterable[str]) -> None:
         self._deleted[partition].update(names)
+
+    def written_files(self) -> list[FileInfo]:
+        """The data files added, as a listing (paths relative to the table)."""
+        return [FileInfo(posixpath.join(p, name) if p else name, size)
+                for p, files in self._added.items() for name, size in files.items()]
 
     def finish(self, known_partitions: set[str] | None = None) -> dict[str, list[dict]]:
         """The files-partition records (one per data partition touched, plus the partition list
@@ -52,55 +61,80 @@ class Changes:
                 self.records[FILES].append(files_record(p, self._added.get(p, {}), sorted(self._deleted.get(p, ()))))
         return dict(self.records)
 
-    def base_file_stats(self, storage: Storage, paths: list[str], columns: list[str] | None,
-                        instant: str) -> None:
-        """Column ranges and bloom filters of new base files, from their footers."""
+    def file_stats(self, storage: Storage, paths: list[str], columns: list[str] | None, instant: str,
+                   counts: Callable[[str], bool]) -> None:
+        """Column ranges of data files (base files from their footers, log files from the records
+        of the data blocks whose instant ``counts``) and bloom filters of base files."""
         wanted = {COLUMN_STATS, BLOOM_FILTERS} & self.partitions
-        paths = [p for p in paths if p.endswith(".parquet")]
-        if not wanted or not paths:
+        bases = [p for p in paths if p.endswith(".parquet")]
+        logs = [p for p in paths if _is_data_log(p)] if COLUMN_STATS in wanted else []
+        if not wanted or not (bases or logs):
             return
         with ThreadPoolExecutor(max_workers=8) as pool:
-            footers = list(pool.map(lambda p: read_footer(storage, p), paths))
-        for path, meta in zip(paths, footers):
+            footers = list(pool.map(lambda p: read_footer(storage, p), bases))
+            logged = list(pool.map(lambda p: log_records(storage, p, counts), logs))
+        for path, meta in zip(bases, footers):
             partition, name = posixpath.dirname(path), posixpath.basename(path)
             if COLUMN_STATS in wanted:
-                self.records[COLUMN_STATS] += column_stats_records(partition, name,
-                                                                   parquet_column_ranges(meta, columns))
+                self._add_ranges(path, parquet_column_ranges(meta, columns))
             if BLOOM_FILTERS in wanted:
                 kv = meta.metadata or {}
                 bloom = kv.get(FOOTER_KEY.encode())
                 if bloom is not None:
                     kind = (kv.get(TYPE_CODE_KEY.encode()) or b"SIMPLE").decode()
                     self.records[BLOOM_FILTERS].append(bloom_filter_record(partition, name, instant, bloom, kind))
+        for path, records in zip(logs, logged):
+            if records is not None:
+                self._add_ranges(path, arrow_column_ranges(records, columns if columns is not None
+                                                           else records.column_names))
 
-    def drop_base_file_stats(self, partition: str, names: Iterable[str], columns: list[str], instant: str) -> None:
-        """Tombstones for deleted base files' column ranges and bloom filters."""
-        bases = [n for n in names if parse_base_file_name(n) is not None]
-        for name in bases:
-            if COLUMN_STATS in self.partitions:
+    def _add_ranges(self, path: str, ranges: list[ColumnRange]) -> None:
+        self.ranges[path] = ranges
+        self.records[COLUMN_STATS] += column_stats_records(posixpath.dirname(path), posixpath.basename(path), ranges)
+
+    def drop_file_stats(self, partition: str, names: Iterable[str], columns: list[str], instant: str) -> None:
+        """Tombstones for deleted data files' column ranges (base and log files) and bloom filters."""
+        for name in names:
+            base = parse_base_file_name(name) is not None
+            if COLUMN_STATS in self.partitions and (base or _is_data_log(name)):
                 for column in columns:
                     self.records[COLUMN_STATS].append(column_stats_tombstone(partition, name, column))
-            if BLOOM_FILTERS in self.partitions:
+            if BLOOM_FILTERS in self.partitions and base:
                 self.records[BLOOM_FILTERS].append(bloom_filter_tombstone(partition, name, instant))
+
+
+def _is_data_log(path: str) -> bool:
+    log = parse_log_file_name(posixpath.basename(path))
+    return log is not None and not log.is_cdc
+
+
+_DATA_BLOCKS = (BlockType.AVRO_DATA_BLOCK, BlockType.PARQUET_DATA_BLOCK)
+
+
+def log_records(storage: Storage, path: str, counts: Callable[[str], bool]) -> pa.Table | None:
+    """The records of a log file's data blocks whose instant ``counts`` (None: no such block)."""
+    blocks = [b for b in valid_blocks(read_log_file(storage, path), counts) if b.block_type in _DATA_BLOCKS]
+    if not blocks:
+        return None
+    return pa.concat_tables([data_block_records(b) for b in blocks], promote_options="permissive")
 
 
 def commit_changes(partitions: Iterable[str], storage: Storage, instant: str, meta: dict,
                    columns: list[str] | None) -> Changes:
     """A write, compaction or clustering: the files it wrote (base, log and CDC log files)."""
     changes = Changes(partitions)
-    new_bases = []
+    written = []
     for partition, stats in (meta.get("partitionToWriteStats") or {}).items():
         files = {}
         for stat in stats:
             path = stat.get("path")
             if path:
                 files[posixpath.basename(path)] = int(stat.get("fileSizeInBytes") or 0)
-                if parse_base_file_name(posixpath.basename(path)) is not None:
-                    new_bases.append(path)
+                written.append(path)
             for cdc_path, size in (stat.get("cdcStats") or {}).items():
                 files[posixpath.basename(cdc_path)] = int(size)
         changes.add_files(partition, files)
-    changes.base_file_stats(storage, new_bases, columns, instant)
+    changes.file_stats(storage, written, columns, instant, counts=lambda block_instant: block_instant == instant)
     return changes
 
 
@@ -109,7 +143,7 @@ def clean_changes(partitions: Iterable[str], clean_meta: dict, columns: list[str
     for partition, pm in (clean_meta.get("partitionMetadata") or {}).items():
         names = [posixpath.basename(f) for f in pm.get("successDeleteFiles") or []]
         changes.delete_files(partition, names)
-        changes.drop_base_file_stats(partition, names, columns, instant)
+        changes.drop_file_stats(partition, names, columns, instant)
     return changes
 
 

@@ -21,6 +21,7 @@ from ... import config as C
 from ...config import HoodieConfig
 from ...errors import HoodieConfigError
 from ...file_group.fs_view import FileSystemView
+from ...file_group.log_scanner import Visibility
 from ...file_group.naming import parse_base_file_name, parse_log_file_name
 from ...metadata_table.codec import SCHEMA_JSON, combine_batch, split
 from ...metadata_table.file_groups import write_base, write_log
@@ -36,6 +37,7 @@ from ...metadata_table.layout import (
     BLOOM_FILTERS,
     COLUMN_STATS,
     FILES,
+    PARTITION_STATS,
     RECORD_INDEX,
     create_mdt,
     delete_mdt,
@@ -45,7 +47,7 @@ from ...metadata_table.layout import (
     set_table_partitions,
     wanted_partitions,
 )
-from ...metadata_table.reader import table_view
+from ...metadata_table.reader import MetadataReader, table_view
 from ...metadata_table.records import encode, partitions_of, record_index_record
 from ...schema.avro import avro_to_arrow
 from ...schema.meta_fields import META_FIELDS, RECORD_KEY
@@ -56,13 +58,14 @@ from ...timeline.commit_metadata import commit_metadata
 from ...timeline.instant import DELTA_COMMIT, Instant, State
 from ..commit import complete
 from ..rollback import rollback
+from . import partition_stats
 from .changes import Changes, clean_changes, commit_changes, rollback_changes
 from .compaction import compact_if_due
 from .record_index import key_changes, local_key_changes, snapshot_locations, written_files
 
 log = logging.getLogger(__name__)
 
-ORDER = (FILES, COLUMN_STATS, RECORD_INDEX, BLOOM_FILTERS)   # build order; index = init suffix offset
+ORDER = (FILES, COLUMN_STATS, RECORD_INDEX, BLOOM_FILTERS, PARTITION_STATS)   # build order; index = init suffix offset
 TOKEN = "0-0-0"
 AVG_RECORD_INDEX_ENTRY = 48       # bytes per record-index entry when sizing its file groups
 
@@ -94,7 +97,7 @@ def indexed_columns(table: HoodieTable, cfg: HoodieConfig | None = None) -> list
 def ensure_metadata(spark, table: HoodieTable, cfg: HoodieConfig) -> HoodieTable:
     """Make the metadata table hold what the write's options ask for: build missing partitions,
     drop ones no longer wanted, or delete it all when ``hoodie.metadata.enable`` is false."""
-    wanted = wanted_partitions(cfg)
+    wanted = wanted_partitions(cfg, table.version)
     have = current_partitions(table)
     if not wanted:
         return delete_mdt(table) if (have or mdt_storage(table).exists("")) else table
@@ -121,7 +124,7 @@ def _build(spark, table: HoodieTable, have: list[str], missing: list[str], cfg: 
         delete_mdt(table)
         mdt = create_mdt(table)
         have = []
-        missing = [p for p in ORDER if p in missing or p in wanted_partitions(cfg)]
+        missing = [p for p in ORDER if p in missing or p in wanted_partitions(cfg, table.version)]
     table = set_table_partitions(table, have, inflight=missing)
     completed = table.timeline.completed_writes()
     anchor = completed[-1].timestamp if completed else None
@@ -166,9 +169,12 @@ def _initial_records(table: HoodieTable, partition: str, listing: dict[str, dict
         for p, files in listing.items():
             changes.add_files(p, files)
         return changes.finish(known_partitions=set()).get(FILES, [])
-    bases = [f"{p}/{n}" if p else n for p, files in listing.items() for n in files
-             if parse_base_file_name(n) is not None]
-    changes.base_file_stats(table.storage, bases, indexed_columns(table, cfg), instant)
+    columns = indexed_columns(table, cfg)
+    if partition == PARTITION_STATS:
+        return partition_stats.initial_records(table, columns, instant)
+    done = Visibility(frozenset(i.timestamp for i in table.timeline.completed_writes()), table.timeline.start)
+    changes.file_stats(table.storage, [f"{p}/{n}" if p else n for p, files in listing.items() for n in files],
+                       columns, instant, counts=done)
     return changes.records.get(partition, [])
 
 
@@ -179,6 +185,8 @@ def _file_group_count(partition: str, cfg: HoodieConfig, records: int) -> int:
         return cfg.get(C.METADATA_COLUMN_STATS_FILE_GROUP_COUNT)
     if partition == BLOOM_FILTERS:
         return cfg.get(C.METADATA_BLOOM_FILTER_FILE_GROUP_COUNT)
+    if partition == PARTITION_STATS:
+        return cfg.get(C.METADATA_PARTITION_STATS_FILE_GROUP_COUNT)
     per_group = max(1, cfg.get(C.METADATA_RECORD_INDEX_MAX_FILE_GROUP_BYTES) // AVG_RECORD_INDEX_ENTRY)
     wanted = math.ceil(records * cfg.get(C.METADATA_RECORD_INDEX_GROWTH_FACTOR) / per_group)
     return max(cfg.get(C.METADATA_RECORD_INDEX_MIN_FILE_GROUPS),
@@ -364,8 +372,6 @@ class _Sync:
         _complete(mdt, pending, stats, "upsert", begin=False)
 
     def _known_partitions(self) -> list[str]:
-        from ...metadata_table.reader import MetadataReader
-
         reader = MetadataReader(self.table, self.mdt, self.partitions)
         record = reader.records(FILES, keys=[ALL_PARTITIONS_KEY]).get(ALL_PARTITIONS_KEY)
         return partitions_of(record) if record else []
@@ -383,7 +389,12 @@ def sync_commit(table: HoodieTable, instant: str, meta: dict, spark=None, option
     sync = _Sync(table, instant, spark, options)
     if not sync.active:
         return
-    changes = commit_changes(sync.partitions, table.storage, instant, meta, indexed_columns(table))
+    columns = indexed_columns(table)
+    changes = commit_changes(sync.partitions, table.storage, instant, meta, columns)
+    if PARTITION_STATS in sync.partitions:
+        reader = MetadataReader(table, sync.mdt, sync.partitions)
+        changes.records[PARTITION_STATS] += partition_stats.commit_records(table, instant, meta, changes, columns,
+                                                                           reader)
     rli = None
     if RECORD_INDEX in sync.partitions and not meta.get("compacted"):
         previous = {(s.partition, s.file_id): s.base_file.path

@@ -336,9 +336,10 @@ METADATA_COLUMN_STATS_COLUMNS = define("hoodie.metadata.index.column.stats.colum
 METADATA_COLUMN_STATS_MAX_COLUMNS = define("hoodie.metadata.index.column.stats.max.columns.to.index", 32,
                                            "Without a column list, stats of this many leading columns.")
 METADATA_PARTITION_STATS_ENABLE = define(
-    "hoodie.metadata.index.partition.stats.enable", False,
-    "Keep each column's range over each data partition in the partition_stats partition (table "
-    "version 8 and up, with the column_stats index on), so reads skip whole partitions.")
+    "hoodie.metadata.index.partition.stats.enable", True,
+    "Keep each column's range over each data partition in the partition_stats partition, so reads "
+    "skip whole partitions: on table version 8 and up, wherever the column_stats index is on (as "
+    "Hudi 1.1, which dropped this Hudi 1.0 key; false leaves it out).")
 METADATA_PARTITION_STATS_FILE_GROUP_COUNT = define("hoodie.metadata.index.partition.stats.file.group.count", 1,
                                                    "File groups of the partition_stats partition.")
 METADATA_BLOOM_FILTER_ENABLE = define("hoodie.metadata.index.bloom.filter.enable", False,

@@ -80,8 +80,10 @@ def assert_pruned_reads(spark, path):
     assert skipping == plain and skipping
 
 
-@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
-def test_partition_stats_follow_writes_and_services_and_prune_reads(spark, table_path, table_type):
+# Merge-on-read on Spark's executors: its log files' ranges come from Spark's tasks.
+@pytest.mark.parametrize("table_type, write_plane", [("COPY_ON_WRITE", "in-process"),
+                                                     ("MERGE_ON_READ", "spark-stages")], indirect=["write_plane"])
+def test_partition_stats_follow_writes_and_services_and_prune_reads(spark, table_path, table_type, write_plane):
     opts = options(table_type)
     for df, operation in [batch(spark, range(0, 40), 1, "insert"), batch(spark, range(30, 50), 2, "upsert"),
                           batch(spark, [3, 31, 44], 3, "delete")]:
@@ -117,7 +119,7 @@ def test_records_have_the_shape_real_hudi_writes(spark, tmp_path, fixture):
     theirs = MetadataReader(theirs_table).records("partition_stats")
     assert theirs
     columns = sorted({column_stats_of(r).column_name for r in theirs.values()})
-    ours = {r["key"]: r for r in ps.initial_records(theirs_table, columns, "00000000000000004")}
+    ours = {r["key"]: r for r in ps.initial_records(theirs_table, columns, "00000000000000004", spark)}
     assert set(ours) == set(theirs)
     for key, record in theirs.items():
         # through the bytes of the table's version, as real Hudi's were read

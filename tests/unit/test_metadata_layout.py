@@ -33,19 +33,17 @@ def test_which_partitions_a_write_asks_for():
         "files", "column_stats", "record_index"]
 
 
-def test_partition_stats_need_column_stats_and_table_version_8(caplog):
-    both = {"hoodie.metadata.index.column.stats.enable": "true",
-            "hoodie.metadata.index.partition.stats.enable": "true"}
-    assert wanted_partitions(HoodieConfig(both), 8) == ["files", "column_stats", "partition_stats"]
-    assert wanted_partitions(HoodieConfig(both), 9)[-1] == "partition_stats"
-    assert wanted_partitions(HoodieConfig({"hoodie.metadata.index.column.stats.enable": "true"}), 9) == [
-        "files", "column_stats"]                                     # off by default
-    caplog.set_level("WARNING")
-    assert wanted_partitions(HoodieConfig(both), 6) == ["files", "column_stats"]
-    assert "table version 6 has no partition_stats" in caplog.text
+def test_partition_stats_follow_column_stats_from_table_version_8():
+    """As Hudi 1.1: wherever column stats are kept on a version 8+ table; Hudi 1.0's key turns them off."""
+    stats = {"hoodie.metadata.index.column.stats.enable": "true"}
+    assert wanted_partitions(HoodieConfig(stats), 8) == ["files", "column_stats", "partition_stats"]
+    assert wanted_partitions(HoodieConfig(stats), 9)[-1] == "partition_stats"
+    off = {**stats, "hoodie.metadata.index.partition.stats.enable": "false"}
+    assert wanted_partitions(HoodieConfig(off), 9) == ["files", "column_stats"]
+    asked = {**stats, "hoodie.metadata.index.partition.stats.enable": "true"}
+    assert wanted_partitions(HoodieConfig(asked), 6) == ["files", "column_stats"]     # none at version 6
     alone = {"hoodie.metadata.index.partition.stats.enable": "true"}
-    assert wanted_partitions(HoodieConfig(alone), 9) == ["files"]
-    assert "set hoodie.metadata.index.column.stats.enable=true" in caplog.text
+    assert wanted_partitions(HoodieConfig(alone), 9) == ["files"]                    # nothing to fold
 
 
 def test_metadata_table_properties_are_hudis(tmp_path):

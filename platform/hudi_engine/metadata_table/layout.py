@@ -62,16 +62,20 @@ def wanted_partitions(cfg: HoodieConfig, table_version: int) -> list[str]:
 
 
 def _partition_stats_possible(cfg: HoodieConfig, table_version: int) -> bool:
-    """Partition stats are folded from column stats and exist from table version 8 on: asked for
-    without either, Hudi skips them with a warning, and so does this."""
+    """Partition stats are folded from column stats and exist from table version 8 on. Asked for
+    by name without either, they are skipped with a warning, as Hudi 1.0 does; otherwise they
+    simply follow column stats, as in Hudi 1.1."""
+    asked = cfg.contains(C.METADATA_PARTITION_STATS_ENABLE)
     if table_version < PARTITION_STATS_MIN_VERSION:
-        log.warning(f"{C.METADATA_PARTITION_STATS_ENABLE.key}=true is ignored: table version {table_version} has "
-                    f"no partition_stats index; set {C.WRITE_TABLE_VERSION.key} to "
-                    f"{PARTITION_STATS_MIN_VERSION} or more (or upgrade the table) to keep it")
+        if asked:
+            log.warning(f"{C.METADATA_PARTITION_STATS_ENABLE.key}=true is ignored: table version {table_version} "
+                        f"has no partition_stats index; set {C.WRITE_TABLE_VERSION.key} to "
+                        f"{PARTITION_STATS_MIN_VERSION} or more (or upgrade the table) to keep it")
         return False
     if not cfg.get(C.METADATA_COLUMN_STATS_ENABLE):
-        log.warning(f"{C.METADATA_PARTITION_STATS_ENABLE.key}=true is ignored: partition stats are built from "
-                    f"column stats; set {C.METADATA_COLUMN_STATS_ENABLE.key}=true as well")
+        if asked:
+            log.warning(f"{C.METADATA_PARTITION_STATS_ENABLE.key}=true is ignored: partition stats are built from "
+                        f"column stats; set {C.METADATA_COLUMN_STATS_ENABLE.key}=true as well")
         return False
     return True
 

@@ -1,20 +1,16 @@
 """What one data-table action changes in the small metadata partitions (files, column_stats,
-bloom_filters), from its completed metadata, the footers of the base files it wrote and the records
-of the log blocks it wrote (a log file's column ranges, as Hudi keeps them for merge-on-read).
+bloom_filters), from its completed metadata, the footers of the base files it wrote and the column
+ranges of the log files it wrote (as Hudi keeps them for merge-on-read; :mod:`.log_ranges`).
 """
 from __future__ import annotations
 
 import posixpath
 from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Iterable
-
-import pyarrow as pa
+from typing import Iterable
 
 from ...bloom import FOOTER_KEY, TYPE_CODE_KEY
 from ...file_group.base_file import read_footer
-from ...file_group.log_file import BlockType, data_block_records, read_log_file
-from ...file_group.log_scanner import valid_blocks
+from ...file_group.log_scanner import Visibility
 from ...file_group.naming import parse_base_file_name, parse_log_file_name
 from ...metadata_table.layout import BLOOM_FILTERS, COLUMN_STATS, FILES
 from ...metadata_table.records import (
@@ -24,8 +20,10 @@ from ...metadata_table.records import (
     files_record,
     partition_list_record,
 )
-from ...metadata_table.stats import ColumnRange, arrow_column_ranges, column_stats_records, parquet_column_ranges
+from ...metadata_table.stats import ColumnRange, column_stats_records, parquet_column_ranges
 from ...storage import FileInfo, Storage
+from ...threads import parallel_map
+from .log_ranges import log_column_ranges
 
 
 class Changes:
@@ -62,17 +60,15 @@ class Changes:
         return dict(self.records)
 
     def file_stats(self, storage: Storage, paths: list[str], columns: list[str] | None, instant: str,
-                   counts: Callable[[str], bool]) -> None:
-        """Column ranges of data files (base files from their footers, log files from the records
-        of the data blocks whose instant ``counts``) and bloom filters of base files."""
+                   visible: Visibility, spark=None) -> None:
+        """Column ranges of data files (base files from their footers, log files from the data
+        blocks ``visible`` lets count: see :mod:`.log_ranges`) and bloom filters of base files."""
         wanted = {COLUMN_STATS, BLOOM_FILTERS} & self.partitions
         bases = [p for p in paths if p.endswith(".parquet")]
         logs = [p for p in paths if _is_data_log(p)] if COLUMN_STATS in wanted else []
         if not wanted or not (bases or logs):
             return
-        with ThreadPoolExecutor(max_workers=8) as pool:
-            footers = list(pool.map(lambda p: read_footer(storage, p), bases))
-            logged = list(pool.map(lambda p: log_records(storage, p, counts), logs))
+        footers = parallel_map(lambda p: read_footer(storage, p), bases)
         for path, meta in zip(bases, footers):
             partition, name = posixpath.dirname(path), posixpath.basename(path)
             if COLUMN_STATS in wanted:
@@ -83,10 +79,8 @@ class Changes:
                 if bloom is not None:
                     kind = (kv.get(TYPE_CODE_KEY.encode()) or b"SIMPLE").decode()
                     self.records[BLOOM_FILTERS].append(bloom_filter_record(partition, name, instant, bloom, kind))
-        for path, records in zip(logs, logged):
-            if records is not None:
-                self._add_ranges(path, arrow_column_ranges(records, columns if columns is not None
-                                                           else records.column_names))
+        for path, ranges in log_column_ranges(storage, logs, visible, columns, spark).items():
+            self._add_ranges(path, ranges)
 
     def _add_ranges(self, path: str, ranges: list[ColumnRange]) -> None:
         self.ranges[path] = ranges
@@ -108,20 +102,10 @@ def _is_data_log(path: str) -> bool:
     return log is not None and not log.is_cdc
 
 
-_DATA_BLOCKS = (BlockType.AVRO_DATA_BLOCK, BlockType.PARQUET_DATA_BLOCK)
-
-
-def log_records(storage: Storage, path: str, counts: Callable[[str], bool]) -> pa.Table | None:
-    """The records of a log file's data blocks whose instant ``counts`` (None: no such block)."""
-    blocks = [b for b in valid_blocks(read_log_file(storage, path), counts) if b.block_type in _DATA_BLOCKS]
-    if not blocks:
-        return None
-    return pa.concat_tables([data_block_records(b) for b in blocks], promote_options="permissive")
-
-
 def commit_changes(partitions: Iterable[str], storage: Storage, instant: str, meta: dict,
-                   columns: list[str] | None) -> Changes:
-    """A write, compaction or clustering: the files it wrote (base, log and CDC log files)."""
+                   columns: list[str] | None, spark=None) -> Changes:
+    """A write, compaction or clustering: the files it wrote (base, log and CDC log files); the
+    log files' ranges over this instant's blocks, by Spark's tasks when ``spark`` is given."""
     changes = Changes(partitions)
     written = []
     for partition, stats in (meta.get("partitionToWriteStats") or {}).items():
@@ -134,7 +118,7 @@ def commit_changes(partitions: Iterable[str], storage: Storage, instant: str, me
             for cdc_path, size in (stat.get("cdcStats") or {}).items():
                 files[posixpath.basename(cdc_path)] = int(size)
         changes.add_files(partition, files)
-    changes.file_stats(storage, written, columns, instant, counts=lambda block_instant: block_instant == instant)
+    changes.file_stats(storage, written, columns, instant, Visibility(frozenset({instant})), spark)
     return changes
 
 

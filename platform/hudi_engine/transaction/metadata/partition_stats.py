@@ -28,13 +28,13 @@ from ...table.meta_client import HoodieTable
 from .changes import Changes
 
 
-def initial_records(table: HoodieTable, columns: list[str], instant: str) -> list[dict]:
+def initial_records(table: HoodieTable, columns: list[str], instant: str, spark=None) -> list[dict]:
     """Building the partition: every data partition over its latest slices' files, read directly."""
     timeline = table.timeline
     slices = FileSystemView(table.storage, timeline).latest_file_slices()
     changes = Changes([COLUMN_STATS])
     visible = Visibility(frozenset(i.timestamp for i in timeline.completed_writes()), timeline.start)
-    changes.file_stats(table.storage, [p for s in slices for p in _paths(s)], columns, instant, counts=visible)
+    changes.file_stats(table.storage, [p for s in slices for p in _paths(s)], columns, instant, visible, spark)
     return _records(slices, changes.ranges, columns, table.version)
 
 

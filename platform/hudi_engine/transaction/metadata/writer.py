@@ -135,7 +135,7 @@ def _build(spark, table: HoodieTable, have: list[str], missing: list[str], cfg: 
         if partition == RECORD_INDEX:
             stats = _build_record_index(spark, table, mdt, instant, cfg)
         else:
-            records = _initial_records(table, partition, listing, cfg, instant)
+            records = _initial_records(spark, table, partition, listing, cfg, instant)
             count = _file_group_count(partition, cfg, len(records))
             stats = _write_groups(mdt, partition, instant, count, records, base_instants=None)
         _complete(mdt, Instant(instant, DELTA_COMMIT, State.REQUESTED), stats, "bulk_insert", begin=True)
@@ -162,7 +162,7 @@ def _committed_files(table: HoodieTable) -> dict[str, dict[str, int]]:
     return out
 
 
-def _initial_records(table: HoodieTable, partition: str, listing: dict[str, dict[str, int]],
+def _initial_records(spark, table: HoodieTable, partition: str, listing: dict[str, dict[str, int]],
                      cfg: HoodieConfig, instant: str) -> list[dict]:
     changes = Changes([partition])
     if partition == FILES:
@@ -171,10 +171,10 @@ def _initial_records(table: HoodieTable, partition: str, listing: dict[str, dict
         return changes.finish(known_partitions=set()).get(FILES, [])
     columns = indexed_columns(table, cfg)
     if partition == PARTITION_STATS:
-        return partition_stats.initial_records(table, columns, instant)
+        return partition_stats.initial_records(table, columns, instant, spark)
     done = Visibility(frozenset(i.timestamp for i in table.timeline.completed_writes()), table.timeline.start)
     changes.file_stats(table.storage, [f"{p}/{n}" if p else n for p, files in listing.items() for n in files],
-                       columns, instant, counts=done)
+                       columns, instant, done, spark)
     return changes.records.get(partition, [])
 
 
@@ -390,7 +390,8 @@ def sync_commit(table: HoodieTable, instant: str, meta: dict, spark=None, option
     if not sync.active:
         return
     columns = indexed_columns(table)
-    changes = commit_changes(sync.partitions, table.storage, instant, meta, columns)
+    changes = commit_changes(sync.partitions, table.storage, instant, meta, columns,
+                             None if keys_in_process else spark)
     if PARTITION_STATS in sync.partitions:
         reader = MetadataReader(table, sync.mdt, sync.partitions)
         changes.records[PARTITION_STATS] += partition_stats.commit_records(table, instant, meta, changes, columns,

@@ -7,11 +7,16 @@ import decimal
 import pyarrow as pa
 import pytest
 
+from hudi_engine.file_group.log_file import LogWriter, avro_data_block, delete_block, rollback_command_block
+from hudi_engine.file_group.log_scanner import Visibility
 from hudi_engine.metadata_table.keys import partition_stats_key
 from hudi_engine.metadata_table.merge import is_live, merge
 from hudi_engine.metadata_table.partition_stats import fold, partition_stats_records
 from hudi_engine.metadata_table.records import column_stats_of, decode, encode, partition_stats_record
 from hudi_engine.metadata_table.stats import ColumnRange, arrow_column_ranges
+from hudi_engine.schema.avro import arrow_to_avro, to_json
+from hudi_engine.storage import Storage
+from hudi_engine.transaction.metadata.log_ranges import LogRanges
 
 
 def rng(column, lo, hi, nulls=0, count=10, size=100, typ=pa.int64()):
@@ -79,3 +84,24 @@ def test_log_block_ranges_count_values_and_nulls_without_sizes():
     assert got["x"] == ColumnRange("x", pa.int64(), -1, 3, 1, 3, 0, 0)
     assert (got["s"].min_value, got["s"].max_value, got["s"].null_count) == ("a", "b", 1)
     assert (got["n"].min_value, got["n"].max_value, got["n"].null_count) == (None, None, 3)
+
+
+def test_a_log_files_ranges_fold_its_counting_data_blocks_one_at_a_time(tmp_path):
+    """What a Spark task (or this process) reports for one log file: the data blocks of the
+    instants that count, folded; a rolled-back block and a delete block add nothing."""
+    schema = pa.schema([("x", pa.int64()), ("s", pa.string())])
+    avro = to_json(arrow_to_avro(schema, "t"))
+    storage = Storage(str(tmp_path))
+    writer = LogWriter(storage, "p", "f1-0", "001")
+    for instant, xs in (("001", [5, 7]), ("002", [100]), ("003", [None, -2])):
+        writer.append(avro_data_block(pa.table({"x": pa.array(xs, pa.int64()), "s": ["a"] * len(xs)}, schema),
+                                      avro, instant))
+    writer.append(rollback_command_block("002", "004"))
+    writer.append(delete_block({"record_key": ["k"], "partition_path": ["p"]}, "003"))
+    [written] = writer.close()
+    task = LogRanges(storage, (written.path,), Visibility(frozenset({"001", "002", "003"})), ("x", "s"))
+    got = {r.column: r for r in task.ranges(written.path)}
+    assert (got["x"].min_value, got["x"].max_value, got["x"].null_count, got["x"].value_count) == (-2, 7, 1, 4)
+    assert (got["s"].min_value, got["s"].max_value, got["s"].value_count) == ("a", "a", 4)
+    only_rolled_back = LogRanges(storage, (written.path,), Visibility(frozenset({"002"})), ("x",))
+    assert only_rolled_back.ranges(written.path) is None

@@ -7,6 +7,7 @@ import importlib
 import json
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from hudi_engine import read, write
@@ -57,7 +58,7 @@ def assert_in_step(spark, path):
 
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
-def test_created_in_sql_kept_in_step_used_by_reads_and_dropped(spark, tmp_path, table_type):
+def test_created_in_sql_kept_in_step_used_by_reads_and_dropped(spark, tmp_path, table_type, monkeypatch):
     path = str(tmp_path / "trips")
     opts = options(table_type)
     write(batch(spark, range(0, 30), "sf", 1), path, {**opts, "hoodie.datasource.write.operation": "insert"})
@@ -79,7 +80,8 @@ def test_created_in_sql_kept_in_step_used_by_reads_and_dropped(spark, tmp_path, 
         # One upsert: ids 0-9 change value, 10-13 keep theirs, 40-42 go from null to a value.
         changed = batch(spark, range(0, 10), "ny", 2).union(batch(spark, range(10, 14), "sf", 2)).union(
             batch(spark, range(40, 43), "la", 2))
-        write(changed, path, {**opts, "hoodie.datasource.write.operation": "upsert"})
+        upsert = {**opts, "hoodie.datasource.write.operation": "upsert"}
+        write(changed, path, upsert)
         assert_in_step(spark, path)
         write(batch(spark, [1, 2, 11, 44], "x", 3), path, {**opts, "hoodie.datasource.write.operation": "delete"})
         assert_in_step(spark, path)
@@ -87,6 +89,18 @@ def test_created_in_sql_kept_in_step_used_by_reads_and_dropped(spark, tmp_path, 
             assert schedule_compaction(HoodieTable.load(path), opts, force=True) is not None
             run_compactions(spark, HoodieTable.load(path), options=opts)
             assert any(i.action == "commit" for i in HoodieTable.load(path).timeline.completed_writes())
+            assert_in_step(spark, path)
+
+        if table_type == "COPY_ON_WRITE":
+            fail_after_metadata_commit(spark, path, batch(spark, range(20, 25), "ny", 4), upsert, monkeypatch)
+            assert_in_step(spark, path)
+            refusals(spark, path)
+        else:
+            # Off for one write: the partition goes (the definition stays); back on: built again.
+            write(batch(spark, [5], "la", 4), path, {**upsert, "hoodie.metadata.index.secondary.enable": "false"})
+            assert PARTITION not in HoodieTable.load(path).props["hoodie.table.metadata.partitions"]
+            write(batch(spark, [6], "la", 5), path, upsert)
+            assert PARTITION in HoodieTable.load(path).props["hoodie.table.metadata.partitions"]
             assert_in_step(spark, path)
 
         table = HoodieTable.load(path)
@@ -112,51 +126,38 @@ def test_created_in_sql_kept_in_step_used_by_reads_and_dropped(spark, tmp_path, 
         spark.sql(f"DROP TABLE {name}")
 
 
-def test_rolled_back_with_a_failed_write_and_rebuilt_when_turned_back_on(spark, tmp_path, monkeypatch):
-    """A write that dies after its metadata commit is rolled back in both tables; a write with
-    hoodie.metadata.index.secondary.enable=false drops the partition (the definition stays) and
-    the next write with it on builds it again."""
-    path = str(tmp_path / "trips")
-    opts = {**options("COPY_ON_WRITE"), "hoodie.datasource.write.operation": "upsert"}
-    write(batch(spark, range(0, 20), "sf", 1), path, opts)
-    create_index(spark, path, "idx_city", "city")
-
+def fail_after_metadata_commit(spark, path, df, opts, monkeypatch):
+    """A write that dies between its metadata commit and its own: rolled back in both tables."""
     def sync_then_die(*args, **kwargs):
         real_sync(*args, **kwargs)
         raise RuntimeError("killed between the metadata commit and the data commit")
     real_sync = mdt_writer.sync_commit
     monkeypatch.setattr(importlib.import_module("hudi_engine.transaction.metadata.listener"), "sync_commit", sync_then_die)
     with pytest.raises(RuntimeError, match="killed"):
-        write(batch(spark, range(0, 10), "ny", 2), path, opts)
+        write(df, path, opts)
     monkeypatch.undo()
-    assert_in_step(spark, path)
-    assert {c for c, _ in index_pairs(path)} == {"sf0", "sf1", "sf2", "sf3"}
-
-    write(batch(spark, range(5, 8), "la", 3), path, {**opts, "hoodie.metadata.index.secondary.enable": "false"})
-    assert PARTITION not in HoodieTable.load(path).props["hoodie.table.metadata.partitions"]
-    write(batch(spark, range(8, 9), "ny", 4), path, opts)
-    assert PARTITION in HoodieTable.load(path).props["hoodie.table.metadata.partitions"]
-    assert_in_step(spark, path)
-    assert {c for c, _ in index_pairs(path)} == {"sf0", "sf1", "sf2", "sf3", "la1", "la2", "la3", "ny0"}
 
 
-def test_refused_where_hudi_refuses(spark, tmp_path):
-    no_rli = str(tmp_path / "no_rli")
-    write(batch(spark, range(3), "sf", 1), no_rli, {**options("COPY_ON_WRITE"), "hoodie.metadata.record.index.enable": "false"})
-    with pytest.raises(HoodieConfigError, match="record index.*hoodie.metadata.global.record.level.index.enable=true"):
-        create_index(spark, no_rli, "idx_city", "city")
-    v6 = str(tmp_path / "v6")
-    write(batch(spark, range(3), "sf", 1), v6, {**options("COPY_ON_WRITE"), "hoodie.write.table.version": "6"})
-    with pytest.raises(HoodieConfigError, match="table version 8 or later.*upgrade"):
-        create_index(spark, v6, "idx_city", "city")
-    path = str(tmp_path / "trips")
-    write(batch(spark, range(3), "sf", 1), path, options("COPY_ON_WRITE"))
+def refusals(spark, path):
     with pytest.raises(HoodieConfigError, match="no such column; its columns are id, p, ts, city, fare"):
         create_index(spark, path, "idx", "town")
     with pytest.raises(HoodieConfigError, match="index type 'bloom_filters' is not supported"):
         create_index(spark, path, "idx", "city", index_type="bloom_filters")
-    create_index(spark, path, "idx_city", "city")
     with pytest.raises(HoodieConfigError, match="index idx_city already exists.*DROP INDEX idx_city"):
         create_index(spark, path, "idx_city", "fare")
+    before = index_pairs(path)
     create_index(spark, path, "idx_city", "city", if_not_exists=True)
-    assert index_pairs(path) == [("sf0", "0"), ("sf1", "1"), ("sf2", "2")]
+    assert index_pairs(path) == before
+
+
+def test_refused_without_the_record_index_or_before_version_8(spark, tmp_path):
+    rows_ = pa.table({"id": ["1", "2"], "p": ["0", "1"], "ts": [1, 1], "city": ["sf", "ny"]})
+    no_rli = str(tmp_path / "no_rli")
+    write(rows_, no_rli, {**options("COPY_ON_WRITE"), "hoodie.metadata.record.index.enable": "false"})
+    with pytest.raises(HoodieConfigError, match="record index.*hoodie.metadata.global.record.level.index.enable=true"):
+        create_index(spark, no_rli, "idx_city", "city")
+    v6 = str(tmp_path / "v6")
+    write(rows_, v6, {**options("COPY_ON_WRITE"), "hoodie.write.table.version": "6",
+                      "hoodie.metadata.record.index.enable": "false"})
+    with pytest.raises(HoodieConfigError, match="table version 8 or later.*upgrade"):
+        create_index(spark, v6, "idx_city", "city")

@@ -213,7 +213,7 @@ def change_index(table, action: str, name: str | None, column: str | None, conf:
     if not name or (action == "create" and not column):
         raise SystemExit("hudictl table index create needs --name and --column; index drop needs --name")
     if action == "drop":
-        drop_index(table, name)
+        drop_index(table, name, options=parse_conf(conf))
         print(f"dropped index {name} of {table.name}")
         return 0
     with _local_spark_if(True, "hudictl-create-index") as spark:

@@ -2,6 +2,7 @@
 Spark SQL's ``CREATE INDEX``, ``DROP INDEX`` and ``SHOW INDEXES`` and ``hudictl table index`` run."""
 from __future__ import annotations
 
+from ..concurrency.locks import locked_table
 from ..config import HoodieConfig
 from ..metadata_table.index_defs import SECONDARY_INDEX_TYPE, index_listing
 from ..errors import HoodieConfigError
@@ -31,12 +32,19 @@ def create_index(spark, table: HoodieTable | str, name: str, columns: list[str] 
         raise HoodieConfigError(f"a secondary index covers exactly one column, {len(columns)} given "
                                 f"({', '.join(columns)}); create one index per column")
     cfg = HoodieConfig({**(options or {}), **loaded.props})
-    return index_ddl.create_index(spark, loaded, name, columns[0], cfg, if_not_exists)
+    # Under the table's lock (with several writers): no write commits between the snapshot the
+    # index is built from and the partition being listed (Hudi's indexer catches up instead).
+    with locked_table(loaded, cfg, f"creating index {name}") as locked:
+        return index_ddl.create_index(spark, locked, name, columns[0], cfg, if_not_exists)
 
 
-def drop_index(table: HoodieTable | str, name: str, if_exists: bool = False) -> HoodieTable:
-    """Drop secondary index ``name``: its metadata partition and its definition."""
-    return index_ddl.drop_index(_table(table), name, if_exists)
+def drop_index(table: HoodieTable | str, name: str, if_exists: bool = False,
+               options: dict | None = None) -> HoodieTable:
+    """Drop secondary index ``name``: its metadata partition and its definition (under the table's
+    lock when ``options`` configure one)."""
+    loaded = _table(table)
+    with locked_table(loaded, HoodieConfig({**(options or {}), **loaded.props}), f"dropping index {name}") as locked:
+        return index_ddl.drop_index(locked, name, if_exists)
 
 
 def show_indexes(table: HoodieTable | str) -> list[dict[str, str]]:

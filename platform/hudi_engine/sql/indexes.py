@@ -22,7 +22,7 @@ def run_index_statement(spark: SparkSession, stmt: IndexStatement, entry: Catalo
         create_index(spark, entry.path, stmt.name, list(stmt.columns), stmt.index_type or "secondary_index",
                      {**options, **stmt.options}, stmt.if_not_exists)
     elif isinstance(stmt, DropIndex):
-        drop_index(entry.path, stmt.name, stmt.if_exists)
+        drop_index(entry.path, stmt.name, stmt.if_exists, options)
     else:
         rows = [(r["index_name"], r["col_name"], r["index_type"]) for r in show_indexes(entry.path)]
         return spark.createDataFrame(rows, SHOW_INDEXES_SCHEMA)

@@ -16,13 +16,15 @@ from hudi_engine.errors import HoodieConfigError
 from hudi_engine.metadata_table.keys import split_secondary_index_key
 from hudi_engine.metadata_table.layout import MDT_DIR
 from hudi_engine.metadata_table.reader import MetadataReader
+from hudi_engine.read.in_process import read_arrow
 from hudi_engine.read.plan import plan_read
 from hudi_engine.services.compaction import run_compactions, schedule_compaction
 from hudi_engine.table.meta_client import HoodieTable
 from hudi_engine.transaction.metadata import writer as mdt_writer
+from hudictl.cli import main
+from tests.conftest import unzip_fixture
 from tests.support.hudi_rs import hudi_rs_read, rows
 
-pytestmark = pytest.mark.spark
 PARTITION = "secondary_index_idx_city"
 COLS = ["id", "city", "fare"]
 
@@ -57,6 +59,7 @@ def assert_in_step(spark, path):
     assert index_pairs(path) == data_pairs(spark, path)
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_created_in_sql_kept_in_step_used_by_reads_and_dropped(spark, tmp_path, table_type, monkeypatch):
     path = str(tmp_path / "trips")
@@ -150,6 +153,7 @@ def refusals(spark, path):
     assert index_pairs(path) == before
 
 
+@pytest.mark.spark
 def test_refused_without_the_record_index_or_before_version_8(spark, tmp_path):
     rows_ = pa.table({"id": ["1", "2"], "p": ["0", "1"], "ts": [1, 1], "city": ["sf", "ny"]})
     no_rli = str(tmp_path / "no_rli")
@@ -161,3 +165,27 @@ def test_refused_without_the_record_index_or_before_version_8(spark, tmp_path):
                       "hoodie.metadata.record.index.enable": "false"})
     with pytest.raises(HoodieConfigError, match="table version 8 or later.*upgrade"):
         create_index(spark, v6, "idx_city", "city")
+
+
+def test_real_hudis_secondary_indexes_prune_reads_and_hudictl_lists_and_drops_them(tmp_path, capsys):
+    """The indexes real Hudi 1.1 built (a string and a date column) answer our reads; hudictl lists
+    them as SHOW INDEXES does and drops one."""
+    base = str(unzip_fixture("sample_table/cow/v9_txns_simple_meta.zip", tmp_path))
+    table = HoodieTable.load(base)
+    every = len(plan_read(table).slices)
+    off = {"hoodie.metadata.enable": "false"}
+    for filters in ([("merchant_name", "=", "Uber")], [("txn_date", "IN", ["2024-01-15", "2024-01-16"])]):
+        assert 0 < len(plan_read(table, None, filters).slices) < every
+        got = read_arrow(base, filters=filters).select(["txn_id", "merchant_name", "txn_date"])
+        expected = read_arrow(base, off, filters=filters).select(["txn_id", "merchant_name", "txn_date"])
+        assert got.num_rows > 0 and sorted(got.to_pylist(), key=str) == sorted(expected.to_pylist(), key=str)
+    assert main(["table", "index", "list", "--base-path", base, "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert {"index_name": "secondary_index_merchant_idx", "col_name": "merchant_name",
+            "index_type": "secondary_index"} in listed
+    assert main(["table", "index", "drop", "--base-path", base, "--name", "merchant_idx"]) == 0
+    table = HoodieTable.load(base)
+    assert "secondary_index_merchant_idx" not in table.props["hoodie.table.metadata.partitions"]
+    assert "secondary_index_merchant_idx" not in (Path(base) / ".hoodie/.index_defs/index.json").read_text()
+    assert "secondary_index_txn_date_idx" in (Path(base) / ".hoodie/.index_defs/index.json").read_text()
+    assert not (Path(base) / MDT_DIR / "secondary_index_merchant_idx").exists()

@@ -3,7 +3,6 @@ table with the record index; the index's entries (decoded from the metadata tabl
 table's (value, key) pairs after inserts, upserts that change and keep the value, deletes, a
 compaction and a failed write's rollback; a filter on the column reads fewer file slices and the same rows as
 without the index; hudi-rs reads the table; DROP INDEX removes it; Hudi's refusals."""
-import importlib
 import json
 from pathlib import Path
 
@@ -20,10 +19,10 @@ from hudi_engine.read.in_process import read_arrow
 from hudi_engine.read.plan import plan_read
 from hudi_engine.services.compaction import run_compactions, schedule_compaction
 from hudi_engine.table.meta_client import HoodieTable
-from hudi_engine.transaction.metadata import writer as mdt_writer
 from hudictl.cli import main
 from tests.conftest import unzip_fixture
 from tests.support.hudi_rs import hudi_rs_read, rows
+from tests.support.metadata_failures import dying_after_metadata_commit
 
 PARTITION = "secondary_index_idx_city"
 COLS = ["id", "city", "fare"]
@@ -95,7 +94,10 @@ def test_created_in_sql_kept_in_step_used_by_reads_and_dropped(spark, tmp_path, 
             assert_in_step(spark, path)
 
         if table_type == "COPY_ON_WRITE":
-            fail_after_metadata_commit(spark, path, batch(spark, range(20, 25), "ny", 4), upsert, monkeypatch)
+            with dying_after_metadata_commit(monkeypatch):      # rolled back in both tables by the next write
+                write(batch(spark, range(20, 25), "ny", 4), path, upsert)
+            assert_in_step(spark, path)
+            write(batch(spark, [20], "la", 5), path, upsert)
             assert_in_step(spark, path)
             refusals(spark, path)
         else:
@@ -127,18 +129,6 @@ def test_created_in_sql_kept_in_step_used_by_reads_and_dropped(spark, tmp_path, 
         assert spark.sql(f"SHOW INDEXES FROM {name}").count() == 1
     finally:
         spark.sql(f"DROP TABLE {name}")
-
-
-def fail_after_metadata_commit(spark, path, df, opts, monkeypatch):
-    """A write that dies between its metadata commit and its own: rolled back in both tables."""
-    def sync_then_die(*args, **kwargs):
-        real_sync(*args, **kwargs)
-        raise RuntimeError("killed between the metadata commit and the data commit")
-    real_sync = mdt_writer.sync_commit
-    monkeypatch.setattr(importlib.import_module("hudi_engine.transaction.metadata.listener"), "sync_commit", sync_then_die)
-    with pytest.raises(RuntimeError, match="killed"):
-        write(df, path, opts)
-    monkeypatch.undo()
 
 
 def refusals(spark, path):

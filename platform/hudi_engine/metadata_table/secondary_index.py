@@ -88,21 +88,18 @@ def entries(record_keys: pa.Array, values: pa.Array) -> pa.Table:
 def changes(before: pa.Table, after: pa.Table) -> pa.Table:
     """The entries a change of rows makes (CHANGE_SCHEMA): pairs only ``after`` has are added, pairs
     only ``before`` has are tombstoned; an unchanged value writes nothing."""
-    old = set(zip(before.column("value").to_pylist(), before.column("key").to_pylist()))
+    old = set(zip(before.column("value").to_pylist(), before.column("key").to_pylist()))  # a slice's rows
     new = set(zip(after.column("value").to_pylist(), after.column("key").to_pylist()))
-    rows = [(v, k, True) for v, k in old - new] + [(v, k, False) for v, k in new - old]
-    return changes_table(rows)
+    rows = sorted([(v, k, True) for v, k in old - new] + [(v, k, False) for v, k in new - old])
+    return change_rows(pa.array([r[0] for r in rows], pa.string()), pa.array([r[1] for r in rows], pa.string()),
+                       pa.array([r[2] for r in rows], pa.bool_()))
 
 
-def changes_table(rows: Iterable[tuple[str, str, bool]]) -> pa.Table:
-    """CHANGE_SCHEMA rows from (escaped value, record key, deleted), sorted by key: the key is
+def change_rows(values: pa.Array, record_keys: pa.Array, deleted: pa.Array) -> pa.Table:
+    """CHANGE_SCHEMA rows from escaped values, record keys and deleted flags: the key is
     ``<value>$<escaped record key>`` and ``prefix`` is ``<value>$``, which file group version 2 hashes."""
-    rows = sorted(rows)
-    values = pa.array([v for v, _, _ in rows], pa.string())
-    keys = escape(pa.array([k for _, k, _ in rows], pa.string()))
-    prefix = pc.binary_join_element_wise(values, pa.array([""] * len(rows), pa.string()), "$")
-    return pa.table([pc.binary_join_element_wise(prefix, keys, ""), prefix,
-                     pa.array([d for _, _, d in rows], pa.bool_())], schema=CHANGE_SCHEMA)
+    prefix = pc.binary_join_element_wise(values, "", "$")
+    return pa.table([pc.binary_join_element_wise(prefix, escape(record_keys), ""), prefix, deleted], schema=CHANGE_SCHEMA)
 
 
 def entry_file_groups(table: pa.Table, count: int, index_version: int) -> pa.Array:

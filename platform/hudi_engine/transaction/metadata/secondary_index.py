@@ -37,7 +37,7 @@ from ...metadata_table.index_defs import (
 from ...metadata_table.keys import SECONDARY_INDEX, file_group_id
 from ...metadata_table.layout import RECORD_INDEX, ZERO_TIME, open_mdt
 from ...metadata_table.records import encode, secondary_index_record
-from ...metadata_table.secondary_index import CHANGE_SCHEMA, changes, changes_table, entries, entry_file_groups
+from ...metadata_table.secondary_index import CHANGE_SCHEMA, changes, change_rows, entries, entry_file_groups
 from ...read.file_slice import SliceMerge, read_file_slice
 from ...read.plan import merge_spec, table_schema
 from ...schema.meta_fields import RECORD_KEY
@@ -183,8 +183,8 @@ class _Entries:
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             made = entries(batch.column(0), batch.column(1))
-            rows = zip(made.column("value").to_pylist(), made.column("key").to_pylist())
-            yield from changes_table((v, k, False) for v, k in rows).to_batches()
+            none_deleted = pa.array([False] * made.num_rows, pa.bool_())
+            yield from change_rows(made.column("value"), made.column("key"), none_deleted).to_batches()
 
 
 def missing_indexes(table: HoodieTable, have: list[str], cfg: HoodieConfig) -> list[IndexDefinition]:

@@ -13,7 +13,6 @@ import json
 from dataclasses import dataclass, field
 
 from .. import config as C
-from ..errors import HoodieConfigError
 from ..table.meta_client import PROPERTIES_FILE, HoodieTable
 from ..table.properties import write_properties_text
 from .keys import SECONDARY_INDEX
@@ -138,10 +137,8 @@ def write_definitions(table: HoodieTable, definitions: dict[str, dict]) -> Hoodi
 
 
 def add_definition(table: HoodieTable, definition: IndexDefinition) -> HoodieTable:
+    """The definition added after the others (the caller refuses a name already taken)."""
     definitions = read_definitions(table)
-    if definition.name in definitions:
-        raise HoodieConfigError(f"index {definition.user_name} already exists on {table.name}; drop it first "
-                                f"(DROP INDEX {definition.user_name} ON {table.name})")
     definitions[definition.name] = definition.to_json_obj()
     return write_definitions(table, definitions)
 

@@ -141,6 +141,24 @@ def test_created_in_sql_kept_in_step_used_by_reads_and_dropped(spark, tmp_path, 
         spark.sql(f"DROP TABLE {name}")
 
 
+@pytest.mark.spark
+def test_kept_in_step_by_writes_on_spark_executors(spark, tmp_path, monkeypatch):
+    """Writes whose data steps run on Spark's executors read the slices they touch in Spark tasks."""
+    import dataclasses
+
+    from hudi_engine import config as C
+
+    monkeypatch.setattr(C, "IN_PROCESS_MAX_RECORDS", dataclasses.replace(C.IN_PROCESS_MAX_RECORDS, default=0))
+    path = str(tmp_path / "trips")
+    opts = {**options("MERGE_ON_READ"), "hoodie.datasource.write.operation": "upsert"}
+    write(batch(spark, range(0, 20), "sf", 1), path, opts)
+    create_index(spark, path, "idx_city", "city")
+    write(batch(spark, range(0, 8), "ny", 2).union(batch(spark, range(8, 10), "sf", 2)), path, opts)
+    write(batch(spark, [3, 12], "x", 3), path, {**opts, "hoodie.datasource.write.operation": "delete"})
+    assert_in_step(spark, path)
+    assert ("ny0", "4") in index_pairs(path) and ("sf0", "4") not in index_pairs(path)
+
+
 def refusals(spark, path):
     with pytest.raises(HoodieConfigError, match="no such column; its columns are id, p, ts, city, fare"):
         create_index(spark, path, "idx", "town")

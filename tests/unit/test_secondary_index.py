@@ -136,3 +136,31 @@ def test_index_ddl_is_read_as_hudi_writes_it():
     assert parse_index_statement("SHOW INDEXES FROM trips") == ShowIndexes("trips")
     assert parse_index_statement("SHOW INDEXES IN default.trips") == ShowIndexes("default.trips")
     assert parse_index_statement("SELECT * FROM trips") is None
+
+
+def test_a_writes_file_groups_are_read_before_and_after_it():
+    """What the index compares per file group: the slice before the write and the one after (a new
+    base, or the old slice with the new log); a replaced group only before, a new one only after."""
+    from hudi_engine.file_group.fs_view import BaseFile, FileSlice, LogFile
+    from hudi_engine.transaction.metadata.secondary_index import touched_groups
+
+    fid, mor, gone = "11111111-1111-1111-1111-111111111111-0", "22222222-2222-2222-2222-222222222222-0", \
+        "33333333-3333-3333-3333-333333333333-0"
+    cow_old = FileSlice("p", fid, "001", BaseFile(f"p/{fid}_0-1-0_001.parquet", fid, "001", 10))
+    mor_old = FileSlice("p", mor, "001", BaseFile(f"p/{mor}_0-1-0_001.parquet", mor, "001", 10),
+                        [LogFile(f"p/.{mor}_001.log.1_0-1-0", mor, "001", 1, 5, "0-1-0")])
+    replaced = FileSlice("q", gone, "001", BaseFile(f"q/{gone}_0-1-0_001.parquet", gone, "001", 10))
+    latest = {("p", fid): cow_old, ("p", mor): mor_old, ("q", gone): replaced}
+    new_fid = "44444444-4444-4444-4444-444444444444-0"
+    meta = {"partitionToWriteStats": {"p": [
+        {"fileId": fid, "path": f"p/{fid}_0-2-0_002.parquet"},
+        {"fileId": mor, "path": f"p/.{mor}_001.log.2_0-2-0"},
+        {"fileId": new_fid, "path": f"p/{new_fid}_0-2-0_002.parquet"}]},
+        "partitionToReplaceFileIds": {"q": [gone]}}
+    groups = {(g.before or g.after).file_id: g for g in touched_groups(meta, latest)}
+    assert groups[fid].before is cow_old
+    assert (groups[fid].after.base_file.path, groups[fid].after.log_files) == (f"p/{fid}_0-2-0_002.parquet", [])
+    assert groups[mor].after.base_file == mor_old.base_file
+    assert [f.path for f in groups[mor].after.log_files] == [f"p/.{mor}_001.log.1_0-1-0", f"p/.{mor}_001.log.2_0-2-0"]
+    assert groups[new_fid].before is None and groups[new_fid].after.base_instant == "002"
+    assert groups[gone].before is replaced and groups[gone].after is None

@@ -210,7 +210,7 @@ class TouchedGroup:
     after: FileSlice | None
 
 
-def touched_groups(table: HoodieTable, meta: dict, latest: dict[tuple[str, str], FileSlice]) -> list[TouchedGroup]:
+def touched_groups(meta: dict, latest: dict[tuple[str, str], FileSlice]) -> list[TouchedGroup]:
     """The file groups of a write's stats (with the files it added) and those it replaced."""
     added: dict[tuple[str, str], list[str]] = {}
     for partition, stats in (meta.get("partitionToWriteStats") or {}).items():
@@ -277,7 +277,7 @@ def entry_changes(spark, table: HoodieTable, instant: str, meta: dict, indexes: 
                   latest: dict[tuple[str, str], FileSlice], in_process: bool):
     """Every index's entry changes from one write (INDEXED_SCHEMA rows: an Arrow table read here,
     or a DataFrame read by Spark's tasks), or None when it touched no file group."""
-    groups = touched_groups(table, meta, latest)
+    groups = touched_groups(meta, latest)
     if not groups or not indexes:
         return None
     schema = table_schema(table)

@@ -28,6 +28,7 @@ from ...errors import HoodieConfigError
 from ...file_group.fs_view import BaseFile, FileSlice, LogFile
 from ...file_group.log_scanner import Visibility
 from ...file_group.naming import parse_base_file_name, parse_log_file_name
+from ...metadata_table.codec import SCHEMA_JSON
 from ...metadata_table.file_groups import write_base, write_log
 from ...metadata_table.index_defs import (
     IndexDefinition,
@@ -37,7 +38,7 @@ from ...metadata_table.index_defs import (
 from ...metadata_table.keys import SECONDARY_INDEX, file_group_id
 from ...metadata_table.layout import RECORD_INDEX, ZERO_TIME, open_mdt
 from ...metadata_table.records import encode, secondary_index_record
-from ...metadata_table.secondary_index import CHANGE_SCHEMA, changes, change_rows, entries, entry_file_groups
+from ...metadata_table.secondary_index import CHANGE_SCHEMA, change_rows, changes, entries, entry_file_groups
 from ...read.file_slice import SliceMerge, read_file_slice
 from ...read.plan import merge_spec, table_schema
 from ...schema.meta_fields import RECORD_KEY
@@ -46,7 +47,6 @@ from ...storage import Storage
 from ...table.meta_client import HoodieTable
 from ...timeline.commit_metadata import commit_metadata
 from ...timeline.instant import DELTA_COMMIT, Instant, State
-from ...metadata_table.codec import SCHEMA_JSON
 from ..commit import complete
 
 log = logging.getLogger(__name__)

@@ -1,6 +1,7 @@
-"""Lookup benchmark: a point lookup by record key with and without the record index, and a
-selective filter with and without data skipping (column_stats), on one copy-on-write table, each
-pair measured in the same run.
+"""Lookup benchmark: a point lookup by record key with and without the record index, a point lookup
+on a non-key column with and without a secondary index, and a selective filter with and without
+data skipping (column_stats), on one copy-on-write table (version 9), each pair measured in the
+same run.
 
     .venv/bin/python -m benchmarks.lookup                  # 5M rows (``make bench-lookup``)
     .venv/bin/python -m benchmarks.lookup --rows 20000000
@@ -11,13 +12,17 @@ id) go in by ``bulk_insert`` from 20 runs of consecutive ids (a file per run and
 time-ordered data lands) once with the
 metadata table off (timed: the baseline write) and once with its column_stats and record index on
 (timed: what keeping them costs); then the metadata table is compacted (not timed), as it is every
-``hoodie.metadata.compact.max.delta.commits`` commits.
+``hoodie.metadata.compact.max.delta.commits`` commits. Last, ``CREATE INDEX idx_payload`` builds a
+secondary index on ``payload`` (an md5, unique per row; timed).
 
 Timed (best of 3, each a whole query through ``read(..., filters=...)`` up to the collected rows):
 
 - ``k = <one key>``: with the record index the query reads the one file group the index names;
   without it (``hoodie.metadata.enable=false`` on the read) every file is scanned with the filter
   pushed into Spark's Parquet reader.
+- ``payload = <one md5>``: with the secondary index the driver reads the index file group the value
+  hashes to, then the record index, and the query reads one file group; without it every file is
+  scanned (row-group statistics cannot rule out a random md5).
 - ``amount`` in a 0.1% range: with data skipping only files whose column_stats range admits the
   range are read; without (``hoodie.enable.data.skipping=false``) every file is scanned.
 
@@ -29,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import shutil
 import tempfile
 
@@ -40,7 +46,8 @@ REPEAT = 3
 RUNS = 20            # runs of consecutive ids: files per partition
 INDEXES = {"hoodie.metadata.enable": "true", "hoodie.metadata.index.column.stats.enable": "true",
            "hoodie.metadata.record.index.enable": "true",
-           "hoodie.metadata.index.column.stats.column.list": "k,amount,ts"}
+           "hoodie.metadata.index.column.stats.column.list": "k,amount,ts",
+           "hoodie.write.table.version": "9"}       # secondary indexes need version 8+
 
 
 def main() -> None:
@@ -50,6 +57,7 @@ def main() -> None:
     args = parser.parse_args()
     n = 500_000 if args.quick else args.rows
     from hudi_engine import read, write
+    from hudi_engine.api import create_index
     from hudi_engine.metadata_table.layout import COMPACTION_SUFFIX, open_mdt
     from hudi_engine.read.plan import plan_read
     from hudi_engine.spark import local_spark
@@ -74,12 +82,16 @@ def main() -> None:
         mdt = open_mdt(table)
         newest = mdt.timeline.completed_writes()[-1].timestamp
         compact(mdt, table, newest + COMPACTION_SUFFIX, spark)
+        built = timed(f"{n:,} rows, CREATE INDEX on payload", n,
+                      lambda: create_index(spark, path, "idx_payload", "payload"))
         table = HoodieTable.load(path)
         files = len(plan_read(table).slices)
         key = f"k{int(n * 0.61):012d}"
+        digest = hashlib.md5(str(int(n * 0.37)).encode()).hexdigest()
         lo, hi = n * 0.5 * 0.25, (n * 0.5 + n // 1000) * 0.25
         queries = {
             "point": ([("k", "=", key)], {"hoodie.metadata.enable": "false"}, "record index"),
+            "non-key point": ([("payload", "=", digest)], {"hoodie.metadata.enable": "false"}, "secondary index"),
             "range": ([("amount", ">=", lo), ("amount", "<", hi)], {"hoodie.enable.data.skipping": "false"},
                       "data skipping"),
         }
@@ -108,6 +120,7 @@ def main() -> None:
             shutil.rmtree(copy)
         change.unpersist()
         assert answers[("point", "with record index")] == answers[("point", "without record index")] == 1
+        assert answers[("non-key point", "with secondary index")] == answers[("non-key point", "without secondary index")] == 1
         expected = n // 1000
         assert answers[("range", "with data skipping")] == answers[("range", "without data skipping")] == expected
         lines = [
@@ -143,10 +156,13 @@ def main() -> None:
             f"{plain.peak_mib:,.0f} |",
             f"| bulk_insert keeping files, column_stats and record_index | {indexed.seconds:.2f} | "
             f"{indexed.rows_per_s:,.0f} | {indexed.seconds / plain.seconds:.2f}x | {indexed.peak_mib:,.0f} |",
+            f"| CREATE INDEX idx_payload (secondary index on payload, built from the table) | {built.seconds:.2f} | "
+            f"{built.rows_per_s:,.0f} | {built.seconds / plain.seconds:.2f}x | {built.peak_mib:,.0f} |",
             "",
             "Without the metadata table's help every file is opened and Spark's Parquet reader applies "
             "the filter with its row-group statistics. With it, the driver reads the record-index file "
-            "group the key hashes to (one HFile block) or the column_stats ranges of the filtered "
+            "group the key hashes to (one HFile block), the secondary-index file group the value hashes to "
+            "then the record index, or the column_stats ranges of the filtered "
             "columns, and Spark reads only the file slices that can match. Peak RSS is the whole "
             "process tree (Spark's JVM included).",
         ]

@@ -733,6 +733,12 @@ TABLE_METADATA_PARTITIONS = define("hoodie.table.metadata.partitions", "",
                                    "Metadata partitions built completely and kept in step (table property).")
 TABLE_METADATA_PARTITIONS_INFLIGHT = define("hoodie.table.metadata.partitions.inflight", "",
                                             "Metadata partitions being built (table property).")
+TABLE_INDEX_DEFS_PATH = define("hoodie.table.index.defs.path", None,
+                               "Index definitions file (secondary indexes), relative to the base path "
+                               "(table property).")
+METADATA_SECONDARY_INDEX_ENABLE = define("hoodie.metadata.index.secondary.enable", True,
+                                         "Keep the secondary indexes (CREATE INDEX) in step with writes; "
+                                         "false drops their partitions (definitions stay).")
 ENABLE_DATA_SKIPPING = define("hoodie.enable.data.skipping", True,
                               "Reads skip partitions whose partition_stats, and files whose column_stats ranges rule "
                               "out the query's filters.")

@@ -9,7 +9,11 @@ does: to merge-on-read at once; to copy-on-write after compacting every log file
 ``upgrade --to-version 9`` upgrades a table of version 6 or 8 to Hudi 1.1's version 9 (through 8, as
 Hudi steps) and ``downgrade --to-version 6`` brings it back, compacting a merge-on-read table's logs
 first (Hudi CLI's ``upgrade table`` / ``downgrade table``); run again, either finishes one that was
-killed."""
+killed.
+
+``index create --name idx_city --column city`` creates a secondary index (Hudi 1.x's ``CREATE INDEX``:
+table version 8 or 9 with the record index; built with a local Spark session), ``index drop --name
+idx_city`` drops it and ``index list`` lists the table's indexes (``SHOW INDEXES``)."""
 from __future__ import annotations
 
 import argparse
@@ -31,22 +35,29 @@ EXAMPLE = """examples:
   hudictl table change-type --base-path ./lake/orders --to COW --hoodie-conf hoodie.parquet.compression.codec=zstd
   hudictl table upgrade --base-path ./lake/orders --to-version 9
   hudictl table downgrade --base-path ./lake/orders --to-version 6
+  hudictl table index create --base-path ./lake/trips --name idx_city --column city
+  hudictl table index list --base-path ./lake/trips
+  hudictl table index drop --base-path ./lake/trips --name idx_city
 """
 VIEWS = ("describe", "timeline", "files", "pending", "metadata")
 CHANGES = ("change-type", "upgrade", "downgrade")
+INDEX_ACTIONS = ("create", "drop", "list")
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("table", help="show a table's properties, timeline, file groups or pending services; "
                                      "change its type",
                        description=__doc__, epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("view", choices=VIEWS + CHANGES, help="what to show, or change-type")
+    p.add_argument("view", choices=VIEWS + CHANGES + ("index",), help="what to show, or change-type")
+    p.add_argument("action", nargs="?", choices=INDEX_ACTIONS, help="index: create, drop or list")
     p.add_argument("--base-path", required=True, help="table base path (the folder holding .hoodie/)")
     p.add_argument("--limit", type=int, default=0, help="timeline: only the newest N instants")
     p.add_argument("--partition", help="files: only this partition path")
     p.add_argument("--key", action="append", help="metadata: where the record index says this record key "
                                                   "lives (repeatable)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--name", help="index create, drop: the index name (e.g. idx_city)")
+    p.add_argument("--column", help="index create: the column the secondary index covers")
     p.add_argument("--to", metavar="TYPE", help="change-type: COW or MOR (COPY_ON_WRITE, MERGE_ON_READ)")
     p.add_argument("--to-version", type=int, metavar="N",
                    help="upgrade, downgrade: the table version (6, 8 or 9; default 9 to upgrade, 6 to downgrade)")
@@ -140,9 +151,11 @@ def run(args: argparse.Namespace) -> int:
         return change_type(table, args.to, args.hoodie_conf)
     if args.view in ("upgrade", "downgrade"):
         return change_version(table, args.view, args.to_version, args.hoodie_conf)
+    if args.view == "index" and args.action in ("create", "drop"):
+        return change_index(table, args.action, args.name, args.column, args.hoodie_conf)
     result = {"describe": lambda: describe(table), "timeline": lambda: timeline_rows(table, args.limit),
               "files": lambda: file_rows(table, args.partition), "pending": lambda: pending_rows(table),
-              "metadata": lambda: metadata_rows(table, args.key)}[args.view]()
+              "metadata": lambda: metadata_rows(table, args.key), "index": lambda: index_rows(table)}[args.view]()
     if args.json:
         print(json.dumps(result, indent=2))
     elif isinstance(result, dict):
@@ -185,6 +198,27 @@ def change_version(table, direction: str, to_version: int | None, conf: list[str
             changed = downgrade_table(table, target, parse_conf(conf), spark)
     print(f"{changed.name} is at version {changed.version}"
           + (f" (was {before})" if before != changed.version else " already"))
+    return 0
+
+
+def index_rows(table) -> list[dict]:
+    from hudi_engine.api import show_indexes
+
+    return show_indexes(table)
+
+
+def change_index(table, action: str, name: str | None, column: str | None, conf: list[str]) -> int:
+    from hudi_engine.api import create_index, drop_index
+
+    if not name or (action == "create" and not column):
+        raise SystemExit("hudictl table index create needs --name and --column; index drop needs --name")
+    if action == "drop":
+        drop_index(table, name, options=parse_conf(conf))
+        print(f"dropped index {name} of {table.name}")
+        return 0
+    with _local_spark_if(True, "hudictl-create-index") as spark:
+        create_index(spark, table, name, column, options=parse_conf(conf))
+    print(f"created secondary index {name} on {table.name} ({column})")
     return 0
 
 

@@ -2,7 +2,6 @@
 and record_index partitions stay in step with writes, failures, compaction, clustering, cleaning
 and restore; it is rebuilt when missing and dropped when turned off; reads prune with it; and it
 reads the metadata tables real Hudi wrote. Every table is also read by hudi-rs."""
-import importlib
 import posixpath
 import shutil
 
@@ -25,9 +24,9 @@ from hudi_engine.services.clustering import run_clusterings, schedule_clustering
 from hudi_engine.services.savepoint import create_savepoint, restore_to_savepoint
 from hudi_engine.storage import Storage
 from hudi_engine.table.meta_client import HoodieTable
-from hudi_engine.transaction.metadata import writer as mdt_writer
 from tests.conftest import unzip_fixture
 from tests.support.hudi_rs import hudi_rs_read, rows
+from tests.support.metadata_failures import dying_after_metadata_commit
 
 pytestmark = pytest.mark.spark
 COLS = ["id", "p", "v"]
@@ -109,14 +108,8 @@ def test_a_write_that_fails_after_its_metadata_commit_is_rolled_back_in_both(spa
     opts = options()
     write(batch(spark, range(30), "a", 1), table_path, opts)
 
-    def sync_then_die(*args, **kwargs):
-        real_sync(*args, **kwargs)
-        raise RuntimeError("killed between the metadata commit and the data commit")
-    real_sync = mdt_writer.sync_commit
-    monkeypatch.setattr(importlib.import_module("hudi_engine.transaction.metadata.listener"), "sync_commit", sync_then_die)
-    with pytest.raises(RuntimeError, match="killed"):
+    with dying_after_metadata_commit(monkeypatch):
         write(batch(spark, range(20, 40), "b", 2), table_path, opts)
-    monkeypatch.undo()
     mdt = HoodieTable.load(posixpath.join(table_path, MDT_DIR))
     assert any(i.action == "rollback" for i in mdt.timeline.instants)
     assert state(spark, table_path) == sorted((str(i), str(i % 3), "a") for i in range(30))

@@ -19,6 +19,7 @@ from ..metadata_table.layout import COLUMN_STATS, PARTITION_STATS, RECORD_INDEX
 from ..metadata_table.reader import metadata_reader
 from ..schema.meta_fields import RECORD_KEY
 from ..table.meta_client import HoodieTable
+from .secondary_index import by_secondary_index
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,7 @@ def prune(table: HoodieTable, slices: Sequence[FileSlice], preds: Sequence[Predi
     slices = _by_partition(table, slices, preds)
     reader = metadata_reader(table) if cfg.get(C.METADATA_ENABLE) else None
     if reader is not None and latest and reader.has(RECORD_INDEX):
-        slices = _by_record_index(table, reader, slices, preds)
+        slices = by_secondary_index(table, reader, _by_record_index(table, reader, slices, preds), preds)
     if reader is not None and latest and cfg.get(C.ENABLE_DATA_SKIPPING) and reader.has(PARTITION_STATS):
         slices = _by_partition_stats(reader, slices, preds)
     if reader is not None and cfg.get(C.ENABLE_DATA_SKIPPING) and reader.has(COLUMN_STATS):

@@ -20,7 +20,8 @@ from pyspark.sql.types import StructType
 from py4j.protocol import Py4JError
 
 from ..read.reader import read
-from . import catalog, ddl, dml
+from . import catalog, ddl, dml, indexes
+from .index_statements import parse_index_statement
 from .queries import plan_reads
 from .statements import (AddColumns, Call, CreateTable, Delete, DropTable, Insert, Merge, ShowCreateTable, Statement, Update,
                          is_call, parse, parse_tree, statement)
@@ -87,6 +88,9 @@ class Router:
             call = parse(text)
             assert isinstance(call, Call)
             return procedure(call.procedure).output.json()
+        index_stmt = parse_index_statement(text)
+        if index_stmt is not None:
+            return indexes.result_schema(index_stmt).json() if self._lookup(index_stmt.table) is not None else None
         tree = parse_tree(text)
         stmt = statement(tree) if tree is not None else None
         if isinstance(stmt, ShowCreateTable):
@@ -107,6 +111,10 @@ class Router:
             call = parse(text)
             assert isinstance(call, Call)
             return call_procedure(self.spark, call, self.locate_required)
+        index_stmt = parse_index_statement(text)
+        if index_stmt is not None:
+            entry = catalog.require(self.spark, index_stmt.table)
+            return indexes.run_index_statement(self.spark, index_stmt, entry, self._options(entry))
         tree = parse_tree(text)
         stmt = statement(tree) if tree is not None else None
         if isinstance(stmt, ShowCreateTable):

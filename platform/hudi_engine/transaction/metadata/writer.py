@@ -62,6 +62,7 @@ from . import partition_stats
 from .changes import Changes, clean_changes, commit_changes, rollback_changes
 from .compaction import compact_if_due
 from .record_index import key_changes, local_key_changes, snapshot_locations, written_files
+from .secondary_index import build_index, built_indexes, entry_changes, kept_partitions, missing_indexes, write_changes
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +102,7 @@ def ensure_metadata(spark, table: HoodieTable, cfg: HoodieConfig) -> HoodieTable
     have = current_partitions(table)
     if not wanted:
         return delete_mdt(table) if (have or mdt_storage(table).exists("")) else table
-    dropped = [p for p in have if p not in wanted]
+    dropped = [p for p in have if p not in wanted + kept_partitions(have, wanted, cfg)]
     if dropped:
         storage = mdt_storage(table)
         for p in dropped:
@@ -111,6 +112,16 @@ def ensure_metadata(spark, table: HoodieTable, cfg: HoodieConfig) -> HoodieTable
     missing = [p for p in ORDER if p in wanted and p not in have]
     if missing:
         table = _build(spark, table, have, missing, cfg)
+    return build_secondary_indexes(spark, table, missing_indexes(table, current_partitions(table), cfg), cfg)
+
+
+def build_secondary_indexes(spark, table: HoodieTable, definitions: list, cfg: HoodieConfig) -> HoodieTable:
+    """Build each defined secondary index's partition (sized as the record index would be for as
+    many entries) and list it once complete."""
+    for definition in definitions:
+        table = set_table_partitions(table, current_partitions(table), inflight=[definition.name])
+        build_index(spark, table, definition, lambda n: _file_group_count(RECORD_INDEX, cfg, n))
+        table = set_table_partitions(table, current_partitions(table) + [definition.name])
     return table
 
 
@@ -344,7 +355,7 @@ class _Sync:
     def active(self) -> bool:
         return self.mdt is not None
 
-    def run(self, changes: Changes, rli=None) -> None:
+    def run(self, changes: Changes, rli=None, secondary=None) -> None:
         mdt = compact_if_due(self.mdt, self.table, self.instant, self.spark, self.options)
         pending = Instant(self.instant, DELTA_COMMIT, State.REQUESTED)
         existing = mdt.timeline.get(self.instant)
@@ -366,6 +377,11 @@ class _Sync:
             if partition == RECORD_INDEX:
                 if rli is not None:
                     stats += _write_changes(self.spark, mdt, self.instant, rli, len(bases), bases)
+                continue
+            index = next((i for i in built_indexes(self.table, [partition])), None)
+            if index is not None:
+                if secondary is not None:
+                    stats += write_changes(self.spark, mdt, self.instant, index, secondary, bases)
                 continue
             if records.get(partition):
                 stats += _write_groups(mdt, partition, self.instant, len(bases), records[partition], bases)
@@ -396,16 +412,19 @@ def sync_commit(table: HoodieTable, instant: str, meta: dict, spark=None, option
         reader = MetadataReader(table, sync.mdt, sync.partitions)
         changes.records[PARTITION_STATS] += partition_stats.commit_records(table, instant, meta, changes, columns,
                                                                            reader)
-    rli = None
+    rli = secondary = None
     if RECORD_INDEX in sync.partitions and not meta.get("compacted"):
-        previous = {(s.partition, s.file_id): s.base_file.path
-                    for s in table_view(table).latest_file_slices() if s.base_file is not None}
+        latest = table_view(table).latest_file_slices()
+        previous = {(s.partition, s.file_id): s.base_file.path for s in latest if s.base_file is not None}
         files = written_files(meta, previous, all_keys_moved)
         if spark is None or keys_in_process:
             rli = local_key_changes(table.storage, instant, files)
         else:
             rli = key_changes(spark, table.storage, instant, files)
-    sync.run(changes, rli)
+        if not all_keys_moved:      # clustering moves rows, changing no value
+            secondary = entry_changes(spark, table, instant, meta, built_indexes(table, sync.partitions),
+                                      {(s.partition, s.file_id): s for s in latest}, spark is None or keys_in_process)
+    sync.run(changes, rli, secondary)
 
 
 def sync_clean(table: HoodieTable, instant: str, clean_meta: dict, options: dict | None = None) -> None:

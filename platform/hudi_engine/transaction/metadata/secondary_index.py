@@ -1,0 +1,310 @@
+"""Secondary indexes kept in the metadata table (``secondary_index_<name>`` partitions, Hudi 1.x).
+
+Built from the table's latest file slices (a snapshot read on the executors: the driver sees only
+file-write stats), then kept in step with each write: for every file group a write touches, the
+rows of its slice before the write and after it are read (Spark tasks, or threads when the write
+ran in this process) and their (value, key) pairs compared (:func:`~hudi_engine.metadata_table.
+secondary_index.changes`). Compaction and clustering move rows without changing values, so they
+change no entry; a failed write's metadata delta commit is rolled back with it; a restore drops
+the metadata table and the next write builds every defined index again.
+
+Entries land in file groups by ``secondary_index_file_group`` (version 2: by value). The partition
+has as many file groups as the record index would for the same number of entries.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import posixpath
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ... import config as C
+from ...config import HoodieConfig
+from ...errors import HoodieConfigError
+from ...file_group.fs_view import BaseFile, FileSlice, LogFile
+from ...file_group.log_scanner import Visibility
+from ...file_group.naming import parse_base_file_name, parse_log_file_name
+from ...metadata_table.codec import SCHEMA_JSON
+from ...metadata_table.file_groups import write_base, write_log
+from ...metadata_table.index_defs import (
+    IndexDefinition,
+    is_secondary_index_partition,
+    secondary_indexes,
+)
+from ...metadata_table.keys import SECONDARY_INDEX, file_group_id
+from ...metadata_table.layout import RECORD_INDEX, ZERO_TIME, open_mdt
+from ...metadata_table.records import encode, secondary_index_record
+from ...metadata_table.secondary_index import CHANGE_SCHEMA, change_rows, changes, entries, entry_file_groups
+from ...read.file_slice import SliceMerge, read_file_slice
+from ...read.plan import merge_spec, table_schema
+from ...schema.meta_fields import RECORD_KEY
+from ...spark_files import received_indexes, task_indexes
+from ...storage import Storage
+from ...table.meta_client import HoodieTable
+from ...timeline.commit_metadata import commit_metadata
+from ...timeline.instant import DELTA_COMMIT, Instant, State
+from ..commit import complete
+
+log = logging.getLogger(__name__)
+
+INDEXED_SCHEMA = pa.schema([("index", pa.string()), *CHANGE_SCHEMA])    # change rows of several indexes
+_ENCODED = pa.schema([("fg", pa.int32()), ("si_key", pa.string()), ("deleted", pa.bool_())])
+
+
+@dataclass(frozen=True)
+class BuiltIndex:
+    """A secondary index whose partition is complete: its partition, column and index version."""
+    partition: str
+    column: str
+    version: int
+
+
+def built_indexes(table: HoodieTable, partitions: list[str]) -> list[BuiltIndex]:
+    """The defined secondary indexes among ``partitions`` (a table's complete metadata partitions)."""
+    return [BuiltIndex(d.name, d.source_fields[0], d.index_version) for d in secondary_indexes(table)
+            if d.name in partitions]
+
+
+# --- writing entries into file groups --------------------------------------------------------------
+@dataclass(frozen=True)
+class _AddFileGroup:
+    count: int
+    version: int
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            rows = pa.Table.from_batches([batch])
+            yield pa.RecordBatch.from_arrays([entry_file_groups(rows, self.count, self.version),
+                                              rows.column("si_key").combine_chunks(),
+                                              rows.column("deleted").combine_chunks()], schema=_ENCODED)
+
+
+@dataclass(frozen=True)
+class _WriteEntries:
+    """One file group's entries: a base HFile (``base_instants`` None: the build) or a log file."""
+    storage: Storage
+    partition: str
+    instant: str
+    base_instants: dict[int, str] | None
+
+    def write(self, fg: int, data: pa.Table) -> dict:
+        from ...file_group.tasks import task_identity
+
+        live, tombstone = (encode(secondary_index_record(None, "", deleted)) for deleted in (False, True))
+        # A key that left one data file group and came to another in the same write (a partition
+        # change under a global index) is tombstoned by one and added by the other: the add wins.
+        data = data.sort_by([("si_key", "ascending"), ("deleted", "ascending")])
+        items, last = [], None
+        for k, d in zip(data.column("si_key").to_pylist(), data.column("deleted").to_pylist()):
+            if k != last:
+                items.append((k.encode("utf-8"), tombstone if d else live))
+                last = k
+        fid = file_group_id(SECONDARY_INDEX, fg, self.partition)
+        token = task_identity()[1]
+        if self.base_instants is None:
+            return write_base(self.storage, self.partition, fid, self.instant, token, items)
+        return write_log(self.storage, self.partition, fid, self.base_instants[fg], self.instant, token, items, [])
+
+    def __call__(self, key, data: pa.Table) -> pa.Table:
+        return pa.table({"stat": [json.dumps(self.write(int(key[0].as_py()), data))]})
+
+
+def write_entries(spark, mdt: HoodieTable, index: BuiltIndex, instant: str, rows, count: int,
+                  base_instants: dict[int, str] | None) -> list[dict]:
+    """CHANGE_SCHEMA ``rows`` (an Arrow table, or a DataFrame written by one task per file group)
+    into the index's file groups; a build gives every file group a base file, even an empty one."""
+    task = _WriteEntries(mdt.storage, index.partition, instant, base_instants)
+    if isinstance(rows, pa.Table):
+        rows = rows.append_column("fg", entry_file_groups(rows, count, index.version))
+        stats = [task.write(fg, rows.filter(pc.equal(rows.column("fg"), fg)))
+                 for fg in sorted(set(rows.column("fg").to_pylist()))]
+    else:
+        from pyspark.sql.pandas.types import from_arrow_schema
+
+        grouped = rows.mapInArrow(_AddFileGroup(count, index.version), from_arrow_schema(_ENCODED)).groupBy("fg")
+        stats = [json.loads(r[0]) for r in grouped.applyInArrow(lambda key, data: task(key, data), "stat string").collect()]
+    if base_instants is None:
+        written = {s["fileId"] for s in stats}
+        empty = pa.table({"si_key": pa.array([], pa.string()), "deleted": pa.array([], pa.bool_())})
+        stats += [task.write(i, empty) for i in range(count)
+                  if file_group_id(SECONDARY_INDEX, i, index.partition) not in written]
+    return stats
+
+
+# --- building an index -----------------------------------------------------------------------------
+def _build_instant(mdt: HoodieTable) -> str:
+    """A metadata instant of its own for the build, from the zero time as Hudi 1.x initializes a
+    partition (readers trust it without a data instant); the suffix after the ones taken."""
+    taken = [int(i.timestamp[len(ZERO_TIME):]) for i in mdt.timeline.instants
+             if i.timestamp.startswith(ZERO_TIME) and len(i.timestamp) == len(ZERO_TIME) + 3]
+    return f"{ZERO_TIME}{max(taken + [3]) + 1:03d}"
+
+
+def build_index(spark, table: HoodieTable, definition: IndexDefinition, file_groups: Callable[[int], int]) -> None:
+    """Write the index's partition from a snapshot read of the table (executors), in one metadata
+    delta commit, in ``file_groups(entries)`` file groups. The caller lists the partition after."""
+    if spark is None:
+        raise HoodieConfigError(f"building secondary index {definition.user_name} needs Spark; run it from a "
+                                "Spark session (CREATE INDEX, or a Spark write)")
+    from ...read.reader import read
+
+    mdt = open_mdt(table)
+    assert mdt is not None
+    index = BuiltIndex(definition.name, definition.source_fields[0], definition.index_version)
+    instant = _build_instant(mdt)
+    log.info(f"building secondary index {definition.user_name} of {table.name} on {index.column} at {instant}")
+    rows = read(spark, table.base_path).select(RECORD_KEY, index.column)
+    entry_rows = rows.mapInArrow(_Entries(), _spark_schema(CHANGE_SCHEMA)).persist()
+    try:
+        count = file_groups(entry_rows.count())
+        stats = write_entries(spark, mdt, index, instant, entry_rows, count, base_instants=None)
+    finally:
+        entry_rows.unpersist()
+    pending = Instant(instant, DELTA_COMMIT, State.REQUESTED)
+    mdt.timeline.create_requested(pending)
+    mdt.timeline.transition_to_inflight(pending)
+    complete(mdt, pending.with_state(State.INFLIGHT), commit_metadata(stats, "bulk_insert", SCHEMA_JSON))
+
+
+def _spark_schema(schema: pa.Schema):
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(schema)
+
+
+@dataclass(frozen=True)
+class _Entries:
+    """(record key, value) rows → the entries they make (CHANGE_SCHEMA, none deleted)."""
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            made = entries(batch.column(0), batch.column(1))
+            none_deleted = pa.array([False] * made.num_rows, pa.bool_())
+            yield from change_rows(made.column("value"), made.column("key"), none_deleted).to_batches()
+
+
+def missing_indexes(table: HoodieTable, have: list[str], cfg: HoodieConfig) -> list[IndexDefinition]:
+    """Defined secondary indexes without a partition, to build once the record index is there
+    (after a restore, or when a write turns them back on)."""
+    if not cfg.get(C.METADATA_SECONDARY_INDEX_ENABLE) or RECORD_INDEX not in have:
+        return []
+    return [d for d in secondary_indexes(table) if d.name not in have]
+
+
+def kept_partitions(have: list[str], wanted: list[str], cfg: HoodieConfig) -> list[str]:
+    """The secondary index partitions a write keeps: all while the record index stays and
+    ``hoodie.metadata.index.secondary.enable`` holds, else none (Hudi deletes them)."""
+    keep = cfg.get(C.METADATA_SECONDARY_INDEX_ENABLE) and RECORD_INDEX in wanted
+    return [p for p in have if is_secondary_index_partition(p) and keep]
+
+
+# --- keeping it in step ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TouchedGroup:
+    """A file group a write changed: its slice before the write (None: new) and after (None: replaced)."""
+    before: FileSlice | None
+    after: FileSlice | None
+
+
+def touched_groups(meta: dict, latest: dict[tuple[str, str], FileSlice]) -> list[TouchedGroup]:
+    """The file groups of a write's stats (with the files it added) and those it replaced."""
+    added: dict[tuple[str, str], list[str]] = {}
+    for partition, stats in (meta.get("partitionToWriteStats") or {}).items():
+        for stat in stats:
+            if stat.get("path"):
+                added.setdefault((partition, stat["fileId"]), []).append(stat["path"])
+    groups = []
+    for (partition, fid), paths in sorted(added.items()):
+        before = latest.get((partition, fid))
+        groups.append(TouchedGroup(before, _slice_after(partition, fid, before, paths)))
+    for partition, fids in (meta.get("partitionToReplaceFileIds") or {}).items():
+        for fid in fids:
+            if (partition, fid) not in added and (partition, fid) in latest:
+                groups.append(TouchedGroup(latest[(partition, fid)], None))
+    return groups
+
+
+def _slice_after(partition: str, fid: str, before: FileSlice | None, paths: list[str]) -> FileSlice:
+    base = next((p for p in paths if parse_base_file_name(posixpath.basename(p)) is not None), None)
+    logs = []
+    for p in paths:
+        parsed = parse_log_file_name(posixpath.basename(p))
+        if parsed is not None and not parsed.is_cdc:
+            logs.append(LogFile(p, fid, parsed.instant, parsed.version, 0, parsed.write_token or ""))
+    if base is not None:
+        parsed_base = parse_base_file_name(posixpath.basename(base))
+        return FileSlice(partition, fid, parsed_base.instant, BaseFile(base, fid, parsed_base.instant, 0), logs)
+    if before is None:
+        return FileSlice(partition, fid, logs[0].instant if logs else "", None, logs)
+    return FileSlice(partition, fid, before.base_instant, before.base_file,
+                     sorted(before.log_files + logs, key=lambda f: f.order))
+
+
+@dataclass(frozen=True)
+class GroupChanges:
+    """mapInArrow over indexes into ``groups``: the entry changes each file group's write makes, for
+    every index (rows of INDEXED_SCHEMA)."""
+    storage: Storage
+    groups: tuple[TouchedGroup, ...]
+    schema: pa.Schema               # record key, ordering field, indexed columns
+    indexes: tuple[BuiltIndex, ...]
+    merge: SliceMerge
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for i in received_indexes(batches):
+            yield from self.changes(self.groups[i]).to_batches()
+
+    def _rows(self, file_slice: FileSlice | None) -> pa.Table:
+        if file_slice is None:
+            return self.schema.empty_table()
+        return read_file_slice(self.storage, file_slice, self.schema, how=self.merge)
+
+    def changes(self, group: TouchedGroup) -> pa.Table:
+        before, after = self._rows(group.before), self._rows(group.after)
+        out = []
+        for index in self.indexes:
+            made = changes(entries(before.column(RECORD_KEY), before.column(index.column)),
+                           entries(after.column(RECORD_KEY), after.column(index.column)))
+            out.append(made.add_column(0, "index", pa.array([index.partition] * made.num_rows, pa.string())))
+        return pa.concat_tables(out) if out else INDEXED_SCHEMA.empty_table()
+
+
+def entry_changes(spark, table: HoodieTable, instant: str, meta: dict, indexes: list[BuiltIndex],
+                  latest: dict[tuple[str, str], FileSlice], in_process: bool):
+    """Every index's entry changes from one write (INDEXED_SCHEMA rows: an Arrow table read here,
+    or a DataFrame read by Spark's tasks), or None when it touched no file group."""
+    groups = touched_groups(meta, latest)
+    if not groups or not indexes:
+        return None
+    schema = table_schema(table)
+    spec = merge_spec(table)
+    names = [RECORD_KEY] + [n for n in (spec.ordering_field,) if n and n in schema.names]
+    names += [i.column for i in indexes if i.column not in names]
+    timeline = table.timeline
+    visible = Visibility(frozenset([i.timestamp for i in timeline.completed_writes()] + [instant]), timeline.start)
+    task = GroupChanges(table.storage, tuple(groups), pa.schema([schema.field(n) for n in names]), tuple(indexes),
+                        SliceMerge(visible, spec))
+    if spark is None or in_process:
+        from ...threads import parallel_map
+
+        return pa.concat_tables(parallel_map(task.changes, groups))
+    return task_indexes(spark, len(groups)).selectExpr("CAST(id AS INT) AS id").mapInArrow(
+        task, _spark_schema(INDEXED_SCHEMA))
+
+
+def write_changes(spark, mdt: HoodieTable, instant: str, index: BuiltIndex, rows,
+                  base_instants: dict[int, str]) -> list[dict]:
+    """One index's share of :func:`entry_changes` into log files of its file groups."""
+    if isinstance(rows, pa.Table):
+        mine = rows.filter(pc.equal(rows.column("index"), index.partition)).drop_columns(["index"])
+        if mine.num_rows == 0:
+            return []
+    else:
+        from pyspark.sql import functions as F
+
+        mine = rows.filter(F.col("index") == index.partition).drop("index")
+    return write_entries(spark, mdt, index, instant, mine, len(base_instants), base_instants)

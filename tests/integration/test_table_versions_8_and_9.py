@@ -13,6 +13,8 @@ import pytest
 from hudi_engine import read, write
 from hudi_engine.api import open_mdt
 from hudi_engine.errors import HoodieConfigError
+from hudi_engine.metadata_table.reader import MetadataReader
+from hudi_engine.metadata_table.records import instant_to_epoch_millis
 from hudi_engine.services.clean import run_clean
 from hudi_engine.services.clustering import run_clusterings, schedule_clustering
 from hudi_engine.services.compaction import run_compactions, schedule_compaction
@@ -245,3 +247,25 @@ def test_what_is_not_written_yet_is_refused_by_name(spark, table_path, tmp_path)
     with pytest.raises(HoodieConfigError, match="downgrade it \\(hudictl table downgrade"):
         write(df, v8, {**FRUIT_OPTIONS, "hoodie.write.table.version": "6"})
     assert HoodieTable.load(v8).version == 8
+
+
+def test_the_record_index_is_built_on_a_version_9_table_that_has_data(spark, table_path):
+    """Turned on after the table has rows: the build's metadata instant is the zero time plus a
+    number (no time at all), so the entries name the table's last commit, as Hudi names a data instant."""
+    v9 = {**V8, "hoodie.write.table.version": "9"}
+    write(spark.createDataFrame([("a", "x", "eu", 1), ("b", "y", "us", 1)], FRUIT_SCHEMA), table_path,
+          {**v9, "hoodie.datasource.write.operation": "insert"})
+    indexed = {**v9, "hoodie.metadata.record.index.enable": "true"}
+    write(spark.createDataFrame([("c", "z", "eu", 2)], FRUIT_SCHEMA), table_path,
+          {**indexed, "hoodie.datasource.write.operation": "upsert"})
+    table = HoodieTable.load(table_path)
+    first, second = [i.timestamp for i in table.timeline.completed_writes()]
+    reader = MetadataReader(table)
+    groups = {s.file_id: s.partition for s in table.fs_view().latest_file_slices()}
+    located = reader.record_locations(["a", "b", "c"])
+    assert {k: (p, groups[f]) for k, (p, f) in located.items()} == {"a": ("eu", "eu"), "b": ("us", "us"),
+                                                                   "c": ("eu", "eu")}
+    since = {k: r["recordIndexMetadata"]["instantTime"] for k, r in reader.records("record_index").items()}
+    assert since["a"] == since["b"] == instant_to_epoch_millis(first)
+    assert since["c"] == instant_to_epoch_millis(second)
+    assert sorted(r["name"] for r in read(spark, table_path, filters=[("name", "=", "b")]).collect()) == ["b"]

@@ -210,7 +210,11 @@ def _build_record_index(spark, table: HoodieTable, mdt: HoodieTable, instant: st
     locations = snapshot_locations(spark, table.base_path).persist()
     try:
         count = _file_group_count(RECORD_INDEX, cfg, locations.count())
-        return _write_changes(spark, mdt, instant, locations, count, base_instants=None)
+        # Entries name a data instant (Hudi takes the file slices' own); a version 8+ build
+        # instant is the zero time plus a number, which is no time at all.
+        completed = table.timeline.completed_writes()
+        since = completed[-1].timestamp if completed else instant
+        return _write_changes(spark, mdt, instant, locations, count, base_instants=None, since=since)
     finally:
         locations.unpersist()
 
@@ -241,9 +245,10 @@ def _file_group_id(partition: str, index: int) -> str:
 
 @dataclass(frozen=True)
 class _EncodeChanges:
-    """Record-index changes → (file group, key, encoded record, deleted)."""
+    """Record-index changes → (file group, key, encoded record, deleted); each live key is
+    recorded as in its file group since the data instant ``since``."""
     count: int
-    instant: str
+    since: str
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         # A stored value leaves its key out (the HFile key holds it), so every key of one file
@@ -259,7 +264,7 @@ class _EncodeChanges:
                     values.append(b"")
                     continue
                 if (p, f) not in encoded:
-                    encoded[(p, f)] = encode(record_index_record(k, p, f, self.instant))
+                    encoded[(p, f)] = encode(record_index_record(k, p, f, self.since))
                 values.append(encoded[(p, f)])
             yield pa.RecordBatch.from_arrays(
                 [pa.array(file_group_indexes(keys, self.count), pa.int32()), keys,
@@ -308,14 +313,15 @@ def _task_token() -> str:
 
 
 def _write_changes(spark, mdt: HoodieTable, instant: str, changes, count: int,
-                   base_instants: dict[int, str] | None) -> list[dict]:
-    """``changes`` (CHANGE_SCHEMA rows) into the record index's file groups: a Spark DataFrame is
-    written by one task per file group, an Arrow table in this process."""
+                   base_instants: dict[int, str] | None, since: str | None = None) -> list[dict]:
+    """``changes`` (CHANGE_SCHEMA rows) into the record index's file groups at ``instant``, live
+    keys recorded since ``since`` (the instant itself by default): a Spark DataFrame is written by
+    one task per file group, an Arrow table in this process."""
     fn = _WriteGroup(mdt.storage, instant, base_instants)
     if isinstance(changes, pa.Table):
         import pyarrow.compute as pc
 
-        encoded = pa.Table.from_batches(list(_EncodeChanges(count, instant)(iter(changes.to_batches()))), _ENCODED)
+        encoded = pa.Table.from_batches(list(_EncodeChanges(count, since or instant)(iter(changes.to_batches()))), _ENCODED)
         groups = sorted(set(encoded.column("fg").to_pylist()))
         rows = [fn((pa.scalar(fg, pa.int32()),), encoded.filter(pc.equal(encoded.column("fg"), fg)))
                 for fg in groups]
@@ -323,7 +329,7 @@ def _write_changes(spark, mdt: HoodieTable, instant: str, changes, count: int,
     else:
         from pyspark.sql.pandas.types import from_arrow_schema
 
-        encoded = changes.mapInArrow(_EncodeChanges(count, instant), from_arrow_schema(_ENCODED))
+        encoded = changes.mapInArrow(_EncodeChanges(count, since or instant), from_arrow_schema(_ENCODED))
         rows = encoded.groupBy("fg").applyInArrow(lambda key, data: fn(key, data), "stat string").collect()
         stats = [json.loads(r[0]) for r in rows]
     if base_instants is None:       # every file group exists from the start, even an empty one

@@ -24,6 +24,16 @@ def test_initialization_instants_follow_hudi_0_14():
     assert init_instant("20240102000000000", 2) == "20240102000000000012"
 
 
+def test_version_8_builds_count_past_the_zero_time_instants_taken():
+    """A partition built on an existing metadata table (or built again after it was dropped)
+    never reuses a build instant: a secondary index at …004, then partition stats at …005."""
+    assert init_instant(None, 4, 9) == "00000000000000004"
+    assert init_instant(None, 2, 9, ["00000000000000000", "00000000000000001"]) == "00000000000000002"
+    taken = ["00000000000000000", "00000000000000001", "00000000000000004", "20240102000000000"]
+    assert init_instant("20240102000000000", 4, 9, taken) == "00000000000000005"
+    assert init_instant(None, 1, 8, taken) == "00000000000000005"
+
+
 def test_which_partitions_a_write_asks_for():
     assert wanted_partitions(HoodieConfig({}), 6) == ["files"]                       # on by default
     assert wanted_partitions(HoodieConfig({"hoodie.metadata.enable": "false",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Iterable
 from functools import cached_property
 
 from .. import config as C
@@ -142,11 +143,14 @@ def delete_mdt(table: HoodieTable) -> HoodieTable:
         C.TABLE_METADATA_PARTITIONS_INFLIGHT.key) else table
 
 
-def init_instant(data_time: str | None, index: int, table_version: int = 6) -> str:
+def init_instant(data_time: str | None, index: int, table_version: int = 6, taken: Iterable[str] = ()) -> str:
     """The instant that builds metadata partition number ``index``: after the newest completed
-    data instant (version 6), or from the zero time whenever it is built (version 8+)."""
+    data instant (version 6), or from the zero time whenever it is built (version 8+: number
+    ``index``, or past the zero-time instants the metadata table has ``taken``, as Hudi counts
+    them, so that a partition built later, or built again, never reuses one)."""
     if table_version >= 8:
-        return f"{ZERO_TIME}{index:03d}"
+        used = [int(t[len(ZERO_TIME):]) for t in taken if t.startswith(ZERO_TIME) and len(t) == len(ZERO_TIME) + 3]
+        return f"{ZERO_TIME}{max([index] + [n + 1 for n in used]):03d}"
     return f"{data_time or ZERO_TIME}{INIT_SUFFIX + index:03d}"
 
 

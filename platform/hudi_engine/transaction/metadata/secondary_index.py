@@ -36,7 +36,7 @@ from ...metadata_table.index_defs import (
     secondary_indexes,
 )
 from ...metadata_table.keys import SECONDARY_INDEX, file_group_id
-from ...metadata_table.layout import RECORD_INDEX, ZERO_TIME, open_mdt
+from ...metadata_table.layout import RECORD_INDEX, init_instant, open_mdt
 from ...metadata_table.records import encode, secondary_index_record
 from ...metadata_table.secondary_index import CHANGE_SCHEMA, change_rows, changes, entries, entry_file_groups
 from ...read.file_slice import SliceMerge, read_file_slice
@@ -138,10 +138,9 @@ def write_entries(spark, mdt: HoodieTable, index: BuiltIndex, instant: str, rows
 # --- building an index -----------------------------------------------------------------------------
 def _build_instant(mdt: HoodieTable) -> str:
     """A metadata instant of its own for the build, from the zero time as Hudi 1.x initializes a
-    partition (readers trust it without a data instant); the suffix after the ones taken."""
-    taken = [int(i.timestamp[len(ZERO_TIME):]) for i in mdt.timeline.instants
-             if i.timestamp.startswith(ZERO_TIME) and len(i.timestamp) == len(ZERO_TIME) + 3]
-    return f"{ZERO_TIME}{max(taken + [3]) + 1:03d}"
+    partition (readers trust it without a data instant): past the ones taken, and past the four
+    Hudi builds as a table is created (its fixture's first index is ``…004``)."""
+    return init_instant(None, 4, mdt.version, [i.timestamp for i in mdt.timeline.instants])
 
 
 def build_index(spark, table: HoodieTable, definition: IndexDefinition, file_groups: Callable[[int], int]) -> None:

@@ -141,7 +141,7 @@ def _build(spark, table: HoodieTable, have: list[str], missing: list[str], cfg: 
     anchor = completed[-1].timestamp if completed else None
     listing = _committed_files(table)
     for partition in missing:
-        instant = init_instant(anchor, ORDER.index(partition), table.version)
+        instant = init_instant(anchor, ORDER.index(partition), table.version, [i.timestamp for i in mdt.timeline.instants])
         log.info(f"building metadata partition {partition} of {table.name} at {instant}")
         if partition == RECORD_INDEX:
             stats = _build_record_index(spark, table, mdt, instant, cfg)

@@ -46,6 +46,9 @@ class Batch:
     lag_records: int | None = None
     lag_seconds: float | None = None
     position: str = ""             # a short human description of the range fetched, for progress lines
+    # Reading ``data`` again fetches and parses nothing (the source holds the batch in Spark's cache,
+    # or it is immutable files Spark reads cheaply), so the streamer need not cache it for its count.
+    stable: bool = False
 
 
 class Source(Protocol):

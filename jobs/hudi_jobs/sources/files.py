@@ -49,6 +49,7 @@ CORRUPT = "_hoodie_streamer_corrupt_record"
 ERROR_REASON = "_hoodie_streamer_error_reason"
 ERROR_MESSAGE = "_hoodie_streamer_error_message"
 POSITION = "_hoodie_streamer_source_position"
+BAD_LINE = "_hoodie_streamer_bad_line"
 
 _GLOB_CHARS = re.compile(r"([\\*?\[\]{}])")
 _AVRO_CHUNK = 10_000          # records per Arrow batch when decoding Avro
@@ -68,9 +69,13 @@ class _DFSSource(ABC):
                 f"by modification time, as by Hudi's {K.DFS_PATH_SELECTOR})")
         self.storage = Storage(self.root, props)
         self.schema_avro = schema_avro
+        self._cached: DataFrame | None = None
 
     def fetch(self, spark: SparkSession, checkpoint: str | None, limit: int) -> Batch:
         """The files modified after ``checkpoint``, up to ``limit`` bytes (<= 0: all of them)."""
+        if self._cached is not None:            # the previous batch is done with
+            self._cached.unpersist()
+            self._cached = None
         if not self.storage.is_dir(""):
             raise HoodieConfigError(f"{K.ROOT.key}={self.root} is not a folder: fix the path, or create "
                                     "the folder before the first run")
@@ -79,7 +84,14 @@ class _DFSSource(ABC):
         if not selection.files:
             return Batch(None, selection.checkpoint, lag_seconds=lag, position=selection.describe())
         data, errors = self._read(spark, selection.files)
-        return Batch(data, selection.checkpoint, errors, lag_seconds=lag, position=selection.describe())
+        return Batch(data, selection.checkpoint, errors, lag_seconds=lag, position=selection.describe(),
+                     stable=True)
+
+    def _held(self, rows: DataFrame) -> DataFrame:
+        """Rows both sides of a batch (good and bad) are taken from: cached until the next fetch, so
+        the files are read and parsed once however often the batch is counted and written."""
+        self._cached = rows.persist()
+        return self._cached
 
     @abstractmethod
     def _read(self, spark: SparkSession,
@@ -113,12 +125,16 @@ class JsonDFSSource(_DFSSource):
         parsed = lines.select("*", F.from_json("value", _with_corrupt(schema), _PERMISSIVE).alias("r"))
         row = F.col("r")
         bad = row.isNull() | row.getField(CORRUPT).isNotNull()
+        # Only a bad line's text and position are kept: the good ones' would double what is cached.
+        rows = self._held(parsed.select(row, bad.alias(BAD_LINE), *[F.when(bad, F.col(c)).alias(c)
+                                                                     for c in ("value", POSITION)]))
+        failed = F.col(BAD_LINE)
         # No column at all (every line bad): no data rows to give.
-        data = parsed.where(~bad).select(*[row.getField(f.name).alias(f.name) for f in schema.fields]) \
+        data = rows.where(~failed).select(*[row.getField(f.name).alias(f.name) for f in schema.fields]) \
             if schema.fields else None
         reason, message = _json_problem(schema, row, F.col("value"))
-        errors = parsed.where(bad).select(F.col("value").alias(RAW_RECORD), reason.alias(REASON),
-                                          message.alias(MESSAGE), F.col(POSITION).alias(SOURCE_POSITION))
+        errors = rows.where(failed).select(F.col("value").alias(RAW_RECORD), reason.alias(REASON),
+                                           message.alias(MESSAGE), F.col(POSITION).alias(SOURCE_POSITION))
         return data, errors
 
 
@@ -131,13 +147,6 @@ class CsvDFSSource(_DFSSource):
         super().__init__(props, schema_avro)
         self.options = {option: value for option, prop in K.CSV_OPTIONS.items()
                         if (value := self.cfg.get_str(prop)) is not None}
-        self._cached: DataFrame | None = None
-
-    def fetch(self, spark: SparkSession, checkpoint: str | None, limit: int) -> Batch:
-        if self._cached is not None:            # the previous batch is done with
-            self._cached.unpersist()
-            self._cached = None
-        return super().fetch(spark, checkpoint, limit)
 
     def _read(self, spark, files):
         on_spark = spark_opens(spark, self.storage)
@@ -149,8 +158,7 @@ class CsvDFSSource(_DFSSource):
             schema = spark.read.options(**{"inferSchema": "true", **self.options}).csv(source).schema
         if not schema.fields:       # only blank lines: no records
             return None, None
-        rows = (self._spark_rows(spark, files, schema) if on_spark else self._parsed(lines, schema)).persist()
-        self._cached = rows
+        rows = self._held(self._spark_rows(spark, files, schema) if on_spark else self._parsed(lines, schema))
         data = rows.where(F.col(CORRUPT).isNull()).drop(CORRUPT, POSITION)
         # The partial row names what did read: the other columns are missing or of the wrong type.
         read_as = F.to_json(F.struct(*[F.col(_quoted(f.name)) for f in schema.fields]))
@@ -231,7 +239,7 @@ class AvroDFSSource(_DFSSource):
         out = StructType([StructField(f.name, f.dataType, True, f.metadata) for f in schema.fields]
                          + [StructField(c, StringType()) for c in (ERROR_REASON, ERROR_MESSAGE, POSITION)])
         decode = _DecodeAvroFiles(self.storage, [f.path for f in files], self.schema_avro, to_arrow_schema(out))
-        rows = task_indexes(spark, len(files)).mapInArrow(decode, out)
+        rows = self._held(task_indexes(spark, len(files)).mapInArrow(decode, out))
         failed = F.col(ERROR_REASON).isNotNull()
         # No column at all (no file of the batch is readable Avro): no data rows to give.
         data = rows.where(~failed).drop(ERROR_REASON, ERROR_MESSAGE, POSITION) if schema.fields else None

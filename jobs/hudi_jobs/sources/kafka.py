@@ -190,7 +190,8 @@ class KafkaSource(ABC):
             return Batch(None, checkpoint, lag_records=plan.lag(latest), position=plan.describe())
         rows = self._rows(spark, plan).localCheckpoint(eager=True)
         data, errors = split_errors(rows, position_column(self.topic))
-        return Batch(data, plan.checkpoint, errors, lag_records=plan.lag(latest), position=plan.describe())
+        return Batch(data, plan.checkpoint, errors, lag_records=plan.lag(latest), position=plan.describe(),
+                     stable=True)
 
     def plan(self, checkpoint: str | None, limit: int) -> tuple[Plan, dict[int, int]]:
         """The batch after ``checkpoint`` (at most ``limit`` events when > 0, else maxEvents) and

@@ -132,7 +132,7 @@ class PostgresCdcSource:
                                                                              F.lit("?")))
         data, errors = split_errors(rows, at)
         next_checkpoint = format_lsn(end) if end is not None else checkpoint
-        return Batch(data, next_checkpoint, errors, lag_records=None, position=position)
+        return Batch(data, next_checkpoint, errors, lag_records=None, position=position, stable=True)
 
     # --- the server, the table, the slot -----------------------------------------------------------
     def _check_server(self, conn) -> None:

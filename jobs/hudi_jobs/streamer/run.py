@@ -176,17 +176,22 @@ class Streamer:
             return RoundResult(None)
         position = batch.position or f"batch after checkpoint {checkpoint!r}"
         data, transform_errors, check_errors, ordering = None, None, None, None
+        # Whether counting the records, then writing them, computes nothing twice: the source or the
+        # transformers hold them in Spark's cache. Otherwise they are cached here for the two reads.
+        read_twice_free = batch.stable or bool(self.transformers)
         if batch.data is not None:
             data, transform_errors = transform_batch(self.spark, batch.data, self.transformers, position)
             key_fields, ordering = self._key_and_ordering(table, data)
             data, check_errors = check_records(data, self.rules, key_fields, ordering, position)
             if self.cfg.filter_dupes:
                 data = drop_existing_keys(self.spark, data, self.cfg.target_base_path, self.options)
+                read_twice_free = False
         elif table is not None:                         # only bad records: an empty commit moves the checkpoint
             data = _empty_like(self.spark, table)
         if data is None:
             return self._errors_only(batch, position, started)
-        data = data.persist()
+        if not read_twice_free:
+            data = data.persist()
         written = data.count()
         errors = _union([e for e in (batch.errors, transform_errors, check_errors) if e is not None])
         errored = errors.count() if errors is not None else 0

@@ -20,8 +20,9 @@ from functools import reduce
 from typing import Iterator
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.pandas.types import from_arrow_schema
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import BinaryType
 
 from .. import config as C
 from ..concurrency.locks import check_lock_held, locked_table
@@ -213,8 +214,8 @@ def _group_frame(spark: SparkSession, table: HoodieTable, ctx: WriteContext, gro
     rows = scan(spark, table, ReadPlan(slices, ctx.file_schema, None, merge))
     curve = strategy != LINEAR
     if curve:
-        keyed = ctx.file_schema.append(pa.field(CURVE_KEY, pa.binary()))
-        rows = rows.mapInArrow(AddCurveKey(tuple(columns), strategy), from_arrow_schema(keyed))
+        # Only the sort columns travel to Python for the key (an Arrow UDF), not whole rows.
+        rows = rows.withColumn(CURVE_KEY, _curve_key_column(tuple(columns), strategy))
     order = [CURVE_KEY] if curve else list(columns)
     outputs = max(1, int(group.get("numOutputFileGroups") or 1))
     if order:
@@ -222,19 +223,18 @@ def _group_frame(spark: SparkSession, table: HoodieTable, ctx: WriteContext, gro
         rows = rows.sortWithinPartitions(*order)
     else:
         rows = rows.repartition(outputs) if outputs > 1 else rows.coalesce(1)
+    if curve:
+        rows = rows.drop(CURVE_KEY)        # a projection keeps each task's sorted order
     partition = slices[0].partition if slices else ""
     return rows.mapInArrow(WriteClusteredFiles(ctx, partition, target), STAT_SCHEMA)
 
 
-@dataclass(frozen=True)
-class AddCurveKey:
-    """Executor side: each row's position on the layout's curve over the sort columns."""
-    columns: tuple[str, ...]
-    strategy: str
+def _curve_key_column(columns: tuple[str, ...], strategy: str) -> Column:
+    """Each row's position on the layout's curve over the sort columns, computed on the executors."""
+    def key(*arrays: pa.Array) -> pa.Array:
+        return curve_key(pa.table(dict(zip(columns, arrays))), list(columns), strategy)
 
-    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            yield batch.append_column(CURVE_KEY, curve_key(batch, list(self.columns), self.strategy))
+    return F.arrow_udf(key, BinaryType())(*[F.col(c) for c in columns])
 
 
 @dataclass(frozen=True)
@@ -257,8 +257,7 @@ class WriteClusteredFiles:
             if writer is None:
                 writer = BaseFileWriter(self.ctx, self.partition, new_file_id(), token, "CREATE", None)
             rows = pa.Table.from_batches(buffer)
-            writer.write(rows.drop_columns([c for c in (CURVE_KEY,) if c in rows.column_names]),
-                         stamp=False, task_partition=task_partition)
+            writer.write(rows, stamp=False, task_partition=task_partition)
             buffer, buffered = [], 0
             if writer.bytes_written >= self.target_bytes:
                 stats.append(writer.close(writer.num_written, 0, 0))

@@ -111,7 +111,10 @@ PARTITION_FIELDS = define("hoodie.table.partition.fields", "",
                           "Partition path field(s), comma separated; empty for non-partitioned.",
                           alternatives=("hoodie.datasource.write.partitionpath.field",))
 PRECOMBINE_FIELD = define("hoodie.table.precombine.field", None,
-                          "Ordering field: the larger value wins when two records share a key.",
+                          "Ordering field(s), comma separated (Hudi 1.1): when two records share a key the "
+                          "larger value wins, several fields compared in order (the first, then the next on "
+                          "a tie). Version 9 tables persist them as hoodie.table.ordering.fields, 6 and 8 "
+                          "under this key.",
                           alternatives=("hoodie.datasource.write.precombine.field",
                                        "hoodie.table.ordering.fields"))
 KEYGEN_CLASS = define("hoodie.table.keygenerator.class", None, "Key generator class.",

@@ -32,9 +32,14 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class MergeSpec:
-    ordering_field: str | None
+    ordering_fields: tuple[str, ...]    # compared in order (Hudi's ArrayComparable); () for none
     dedup: bool                 # combine incoming records that share a key
     event_time: bool            # a stored record with a larger ordering value survives an update
+
+    @property
+    def ordered(self) -> bool:
+        """Whether ordering values decide between versions (event-time merging with fields)."""
+        return self.event_time and bool(self.ordering_fields)
 
 
 @dataclass
@@ -45,6 +50,58 @@ class MergeResult:
     num_inserts: int
     num_deletes: int
     inserted_keys: pa.Array | None = None     # keys of ``written`` the stored rows did not have
+
+
+def ordering_fields(options: HoodieConfig) -> tuple[str, ...]:
+    """The ordering fields, comma-separated as Hudi 1.1 takes them under either of its keys."""
+    value = options.get_str(C.PRECOMBINE_FIELD) or ""
+    return tuple(f.strip() for f in value.split(",") if f.strip())
+
+
+def ordering_missing(table: pa.Table, fields: tuple[str, ...]) -> np.ndarray:
+    """Rows with no ordering value: a field absent or null (Hudi's ``OrderingValues.isMissing``)."""
+    missing = np.zeros(table.num_rows, dtype=bool)
+    for name in fields:
+        if name not in table.column_names:
+            return np.ones(table.num_rows, dtype=bool)
+        missing |= table[name].is_null().to_numpy(zero_copy_only=False)
+    return missing
+
+
+def ordering_struct(table: pa.Table, fields: tuple[str, ...]) -> pa.StructArray:
+    """The ordering values of several fields as one struct per row, null where any is missing:
+    how a delete block and Spark's struct comparison carry a compared-in-order value."""
+    arrays = [table[name].combine_chunks() for name in fields]
+    return pa.StructArray.from_arrays(arrays, list(fields),
+                                      mask=pa.array(ordering_missing(table, fields)))
+
+
+def is_older(left: list, right: list) -> np.ndarray:
+    """Row by row, whether the ordering values ``left`` (one array per field) sort before ``right``,
+    compared field by field; a null on either side decides nothing (not older)."""
+    older = np.zeros(len(left[0]), dtype=bool)
+    tied = np.ones(len(left[0]), dtype=bool)
+    for a, b in zip(left, right):
+        older |= tied & pc.fill_null(pc.less(a, b), False).to_numpy(zero_copy_only=False)
+        tied &= pc.fill_null(pc.equal(a, b), False).to_numpy(zero_copy_only=False)
+    return older
+
+
+def operation_deletes_unordered(incoming: pa.Table, spec: MergeSpec) -> pa.Table:
+    """Deletes a write marks in ``OP_COLUMN`` (the delete operation, SQL's DELETE and MERGE's
+    DELETE) carry no ordering value, as Hudi sends them as bare keys: they always win. Records
+    flagged ``_hoodie_is_deleted`` keep theirs."""
+    if not spec.ordered or OP_COLUMN not in incoming.column_names:
+        return incoming
+    marked = pc.fill_null(pc.equal(incoming[OP_COLUMN], DELETE), False)
+    if not pc.any(marked).as_py():
+        return incoming
+    for name in spec.ordering_fields:
+        if name in incoming.column_names:
+            column = incoming[name]
+            incoming = incoming.set_column(incoming.schema.get_field_index(name), name, pc.if_else(
+                marked, pa.nulls(incoming.num_rows, column.type), column))
+    return incoming
 
 
 def is_delete(incoming: pa.Table) -> np.ndarray:
@@ -66,9 +123,9 @@ def deduplicate(incoming: pa.Table, spec: MergeSpec, by: tuple[str, ...] = (RECO
     columns = {f"__by{i}": incoming[name] for i, name in enumerate(by)}
     sort_keys = [(name, "ascending", "at_start") for name in columns]
     columns["__arrival"] = arrival
-    if spec.ordering_field:
-        columns["__ordering"] = incoming[spec.ordering_field]
-        sort_keys.append(("__ordering", "ascending", "at_start"))
+    for i, name in enumerate(spec.ordering_fields):
+        columns[f"__ordering{i}"] = incoming[name]
+        sort_keys.append((f"__ordering{i}", "ascending", "at_start"))
     sort_keys.append(("__arrival", "ascending", "at_start"))
     order = pc.sort_indices(pa.table(columns), sort_keys=sort_keys)
     last_of_run = np.ones(n, dtype=bool)
@@ -100,12 +157,14 @@ def merge(stored: pa.Table | None, incoming: pa.Table, spec: MergeSpec) -> Merge
                        ).to_numpy(zero_copy_only=False)
 
     incoming_wins = np.ones(incoming.num_rows, dtype=bool)
-    if spec.event_time and spec.ordering_field and matched.any():
+    if spec.ordered and matched.any():
         # Only the stored rows an incoming key touches can win against it.
-        candidates = stored.select([RECORD_KEY, spec.ordering_field]).filter(pa.array(touched))
-        incoming_wins = _incoming_not_older(candidates, incoming, spec.ordering_field, matched)
-    # Deletes always win: a delete carries no newer version to compare against.
-    incoming_wins |= deletes
+        candidates = stored.select([RECORD_KEY, *spec.ordering_fields]).filter(pa.array(touched))
+        incoming_wins = _incoming_not_older(candidates, incoming, spec.ordering_fields, matched)
+    # A delete with no ordering value of its own (Hudi's natural order) always wins; one that
+    # carries its record's ordering value loses to a stored record with a larger one, as an
+    # update would (Hudi 1.x's event-time mergers).
+    incoming_wins |= deletes & ordering_missing(incoming, spec.ordering_fields)
 
     losing_keys = incoming_keys.filter(pa.array(matched & ~incoming_wins))
     keep_stored = ~touched
@@ -119,21 +178,22 @@ def merge(stored: pa.Table | None, incoming: pa.Table, spec: MergeSpec) -> Merge
         written=written,
         num_updates=int((write_mask & matched).sum()),
         num_inserts=int((write_mask & ~matched).sum()),
-        num_deletes=int((deletes & matched).sum()),
+        num_deletes=int((deletes & matched & incoming_wins).sum()),
         inserted_keys=incoming_keys.filter(pa.array(write_mask & ~matched)).combine_chunks(),
     )
 
 
-def _incoming_not_older(stored: pa.Table, incoming: pa.Table, ordering: str,
+def _incoming_not_older(stored: pa.Table, incoming: pa.Table, fields: tuple[str, ...],
                         matched: np.ndarray) -> np.ndarray:
     """For each incoming row: True unless the stored version has a larger ordering value."""
-    idx = np.nonzero(matched)[0]
-    left = pa.table({RECORD_KEY: incoming[RECORD_KEY].take(pa.array(idx)),
-                     "__in": incoming[ordering].take(pa.array(idx)),
-                     "__pos": pa.array(idx)})
-    right = pa.table({RECORD_KEY: stored[RECORD_KEY], "__st": stored[ordering]})
+    idx = pa.array(np.nonzero(matched)[0])
+    left = pa.table({RECORD_KEY: incoming[RECORD_KEY].take(idx), "__pos": idx,
+                     **{f"__in{i}": incoming[name].take(idx) for i, name in enumerate(fields)}})
+    right = pa.table({RECORD_KEY: stored[RECORD_KEY],
+                      **{f"__st{i}": stored[name] for i, name in enumerate(fields)}})
     joined = left.join(right, RECORD_KEY, join_type="inner")
-    older = pc.fill_null(pc.less(joined["__in"], joined["__st"]), False).to_numpy(zero_copy_only=False)
+    older = is_older([joined[f"__in{i}"] for i in range(len(fields))],
+                     [joined[f"__st{i}"] for i in range(len(fields))])
     wins = np.ones(incoming.num_rows, dtype=bool)
     wins[joined["__pos"].to_numpy()[older]] = False
     return wins
@@ -146,7 +206,7 @@ def merge_mode(options: HoodieConfig) -> str:
         return options.get_str(C.RECORD_MERGE_MODE).upper()
     if options.contains(C.PAYLOAD_CLASS):
         return payload_merge_mode(options.get_str(C.PAYLOAD_CLASS))
-    return "EVENT_TIME_ORDERING" if options.get_str(C.PRECOMBINE_FIELD) else "COMMIT_TIME_ORDERING"
+    return "EVENT_TIME_ORDERING" if ordering_fields(options) else "COMMIT_TIME_ORDERING"
 
 
 def mode_payload_class(mode: str) -> str:

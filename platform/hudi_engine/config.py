@@ -103,7 +103,11 @@ RECORD_MERGE_STRATEGY_ID = define("hoodie.record.merge.strategy.id", None,
 LEGACY_PAYLOAD_CLASS = define("hoodie.table.legacy.payload.class", None,
                               "Payload class a table upgraded to version 9 had; the merge mode says how it merges.")
 PARTIAL_UPDATE_MODE = define("hoodie.table.partial.update.mode", None,
-                             "How a version 9 table fills columns an update leaves out (Hudi 1.1).")
+                             "How a version 9 table fills columns an update leaves out (Hudi 1.1). "
+                             "IGNORE_DEFAULTS: an update's null columns (and, with "
+                             "hoodie.write.set.null.for.missing.columns=true, those the batch lacks) keep the "
+                             "stored values; tables of version 6 and 8 say it with PartialUpdateAvroPayload. "
+                             "FILL_UNAVAILABLE is not supported here.")
 ARCHIVELOG_FOLDER = define("hoodie.archivelog.folder", "archived", "Archived timeline folder.")
 RECORDKEY_FIELDS = define("hoodie.table.recordkey.fields", None, "Record key field(s), comma separated.",
                           alternatives=("hoodie.datasource.write.recordkey.field",))

@@ -15,7 +15,8 @@ import pyarrow.compute as pc
 
 from .. import config as C
 from ..config import HoodieConfig
-from ..schema.meta_fields import RECORD_KEY
+from ..errors import HoodieConfigError
+from ..schema.meta_fields import META_FIELDS, RECORD_KEY
 
 OP_COLUMN = "_hoodie_op"
 IS_DELETED = "_hoodie_is_deleted"
@@ -26,6 +27,12 @@ EVENT_TIME_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
 PAYLOAD_MERGE_MODES = {EVENT_TIME_PAYLOAD: "EVENT_TIME_ORDERING",
                        "org.apache.hudi.common.model.EventTimeAvroPayload": "EVENT_TIME_ORDERING",
                        C.PAYLOAD_CLASS.default: "COMMIT_TIME_ORDERING"}
+# Payloads whose null (default) values keep the previous version's (Hudi 1.1 upgrades them to these
+# merge modes with hoodie.table.partial.update.mode=IGNORE_DEFAULTS).
+PARTIAL_PAYLOAD_MERGE_MODES = {"org.apache.hudi.common.model.PartialUpdateAvroPayload": "EVENT_TIME_ORDERING",
+                               "org.apache.hudi.common.model.OverwriteNonDefaultsWithLatestAvroPayload":
+                                   "COMMIT_TIME_ORDERING"}
+IGNORE_DEFAULTS = "IGNORE_DEFAULTS"
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +42,7 @@ class MergeSpec:
     ordering_fields: tuple[str, ...]    # compared in order (Hudi's ArrayComparable); () for none
     dedup: bool                 # combine incoming records that share a key
     event_time: bool            # a stored record with a larger ordering value survives an update
+    partial: bool = False       # IGNORE_DEFAULTS: an update's null columns keep the previous values
 
     @property
     def ordered(self) -> bool:
@@ -136,8 +144,30 @@ def deduplicate(incoming: pa.Table, spec: MergeSpec, by: tuple[str, ...] = (RECO
     last_of_run[:-1] = ~same
     if last_of_run.all():
         return incoming
+    if spec.partial:
+        return _partial_winners(incoming, order.to_numpy(), last_of_run, same)
     winners = np.sort(order.to_numpy()[last_of_run])
     return incoming.take(pa.array(winners))
+
+
+def _partial_winners(incoming: pa.Table, order: np.ndarray, last_of_run: np.ndarray,
+                     same: np.ndarray) -> pa.Table:
+    """Each key's winner with its null columns taken from the newest earlier version that has a
+    value (PartialUpdateAvroPayload's pre-combine, version after version)."""
+    n = len(order)
+    ranked = incoming.take(pa.array(order))
+    at = np.arange(n)
+    run_start = np.maximum.accumulate(np.where(np.r_[True, ~same], at, 0))
+    columns = []
+    for name in ranked.column_names:
+        column = ranked[name]
+        if name not in _NOT_FILLED and column.null_count:
+            valid = column.is_valid().to_numpy(zero_copy_only=False)
+            last_valid = np.maximum.accumulate(np.where(valid, at, -1))
+            column = column.take(pa.array(np.where(last_valid >= run_start, last_valid, at)))
+        columns.append(column.take(pa.array(np.nonzero(last_of_run)[0])))
+    winners = pa.table(columns, schema=ranked.schema)
+    return winners.take(pc.sort_indices(pa.array(order[last_of_run])))
 
 
 def merge(stored: pa.Table | None, incoming: pa.Table, spec: MergeSpec) -> MergeResult:
@@ -173,6 +203,8 @@ def merge(stored: pa.Table | None, incoming: pa.Table, spec: MergeSpec) -> Merge
 
     write_mask = incoming_wins & ~deletes
     written = incoming.filter(pa.array(write_mask))
+    if spec.partial and (write_mask & matched).any():
+        written = _with_stored_values(written, stored.filter(pa.array(touched)))
     return MergeResult(
         kept=stored.filter(pa.array(keep_stored)),
         written=written,
@@ -181,6 +213,43 @@ def merge(stored: pa.Table | None, incoming: pa.Table, spec: MergeSpec) -> Merge
         num_deletes=int((deletes & matched & incoming_wins).sum()),
         inserted_keys=incoming_keys.filter(pa.array(write_mask & ~matched)).combine_chunks(),
     )
+
+
+# Columns a partial update never takes from another version: the meta columns (each version's own,
+# or stamped by this write) and the delete markers.
+_NOT_FILLED = frozenset(META_FIELDS) | {OP_COLUMN, IS_DELETED}
+
+
+def _with_stored_values(written: pa.Table, stored: pa.Table) -> pa.Table:
+    """Updates with the stored record's values in the columns they leave null or lack (Hudi 1.1's
+    IGNORE_DEFAULTS); inserts keep their nulls."""
+    n = written.num_rows
+    pairs = (pa.table({RECORD_KEY: written[RECORD_KEY], "__w": pa.array(np.arange(n))})
+             .join(pa.table({RECORD_KEY: stored[RECORD_KEY], "__s": pa.array(np.arange(stored.num_rows))}),
+                   RECORD_KEY, join_type="inner"))
+    source = np.zeros(n, dtype=np.int64)
+    has = np.zeros(n, dtype=bool)
+    source[pairs["__w"].to_numpy()] = pairs["__s"].to_numpy()
+    has[pairs["__w"].to_numpy()] = True
+    take, matched = pa.array(source), pa.array(has)
+    for name in stored.column_names:
+        if name in _NOT_FILLED:
+            continue
+        previous = stored[name].take(take)
+        if name not in written.column_names:
+            written = written.append_column(stored.schema.field(name), pc.if_else(
+                matched, previous, pa.nulls(n, previous.type)))
+            continue
+        current = written[name]
+        if not current.null_count:
+            continue
+        try:
+            previous = previous.cast(current.type)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            continue        # a type the batch changed: its own (null) value stands
+        written = written.set_column(written.schema.get_field_index(name), name,
+                                     pc.if_else(pc.and_(current.is_null(), matched), previous, current))
+    return written
 
 
 def _incoming_not_older(stored: pa.Table, incoming: pa.Table, fields: tuple[str, ...],
@@ -209,6 +278,26 @@ def merge_mode(options: HoodieConfig) -> str:
     return "EVENT_TIME_ORDERING" if ordering_fields(options) else "COMMIT_TIME_ORDERING"
 
 
+def partial_update(options: HoodieConfig) -> bool:
+    """Whether an update's null columns keep the previous version's values: Hudi 1.1's
+    ``hoodie.table.partial.update.mode=IGNORE_DEFAULTS``, or a partial-update payload class (the
+    spelling of tables of version 6 and 8)."""
+    if options.contains(C.PARTIAL_UPDATE_MODE):
+        mode = (options.get_str(C.PARTIAL_UPDATE_MODE) or "").upper()
+        if mode != IGNORE_DEFAULTS:
+            raise HoodieConfigError(
+                f"{C.PARTIAL_UPDATE_MODE.key}={mode} is not supported by this engine; {IGNORE_DEFAULTS} is "
+                "(null columns of an update keep the stored values)")
+        return True
+    payload = options.get_str(C.LEGACY_PAYLOAD_CLASS) or options.get_str(C.PAYLOAD_CLASS)
+    return payload in PARTIAL_PAYLOAD_MERGE_MODES
+
+
+def partial_payload_class(mode: str) -> str:
+    """The partial-update payload a table of version 6 or 8 persists for a merge mode."""
+    return next(p for p, m in PARTIAL_PAYLOAD_MERGE_MODES.items() if m == mode)
+
+
 def mode_payload_class(mode: str) -> str:
     """The payload class a table of version 6 or 8 persists for a merge mode, for engines that read it."""
     return EVENT_TIME_PAYLOAD if mode == "EVENT_TIME_ORDERING" else C.PAYLOAD_CLASS.default
@@ -218,6 +307,8 @@ def mode_payload_class(mode: str) -> str:
 def payload_merge_mode(payload_class: str) -> str:
     """The ordering a payload class merges by; a payload of its own logic merges by commit time here,
     said once."""
+    if payload_class in PARTIAL_PAYLOAD_MERGE_MODES:
+        return PARTIAL_PAYLOAD_MERGE_MODES[payload_class]
     if payload_class not in PAYLOAD_MERGE_MODES:
         log.warning(f"{C.PAYLOAD_CLASS.key}={payload_class}: this engine does not run payload classes; records "
                     f"merge by COMMIT_TIME_ORDERING. Set {C.RECORD_MERGE_MODE.key} to say how they merge")

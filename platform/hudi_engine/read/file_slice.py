@@ -2,7 +2,7 @@
 the ``hudi`` data source's tasks and compaction. One task holds one file group's merge."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import pyarrow as pa
@@ -80,7 +80,7 @@ def logged_rows(storage: Storage, file_slice: FileSlice, schema: pa.Schema, how:
         columns = pa.schema([pa.field(RECORD_KEY, pa.string())] +
                             [log.schema.field(name) for name in spec.ordering_fields])
         base = _base_columns(storage, file_slice.base_file.path, columns)
-    written = merge(base, log, MergeSpec(spec.ordering_fields, False, spec.event_time)).written
+    written = merge(base, log, replace(spec, dedup=False)).written
     return conform(written.drop_columns([OP_COLUMN]), schema)
 
 

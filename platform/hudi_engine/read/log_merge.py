@@ -5,7 +5,7 @@ file always holds exactly what a snapshot read showed before.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pyarrow as pa
@@ -42,7 +42,8 @@ def combine_log_records(parts: list[LogPart], spec: MergeSpec) -> pa.Table | Non
         return log
     log = _drop_superseded_by_deletes(log, spec)
     # Commit-time merging: the last write wins whatever its ordering value (Hudi's overwrite payload).
-    return deduplicate(log, MergeSpec(spec.ordering_fields if spec.event_time else (), True, spec.event_time))
+    return deduplicate(log, replace(spec, ordering_fields=spec.ordering_fields if spec.event_time else (),
+                                    dedup=True))
 
 
 def _drop_superseded_by_deletes(log: pa.Table, spec: MergeSpec) -> pa.Table:
@@ -75,7 +76,7 @@ def merge_slice(base: pa.Table | None, parts: list[LogPart], spec: MergeSpec) ->
     combined = combine_log_records(parts, spec)
     if combined is None or combined.num_rows == 0:
         return base
-    result = merge(base, combined, MergeSpec(spec.ordering_fields, False, spec.event_time))
+    result = merge(base, combined, replace(spec, dedup=False))
     written = result.written.drop_columns([OP_COLUMN])
     if base is None:
         return written

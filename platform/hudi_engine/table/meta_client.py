@@ -7,7 +7,8 @@ from .. import config as C
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError, HoodieTableNotFoundError
 from ..file_group.fs_view import FileSystemView
-from ..merge.record_merger import PAYLOAD_MERGE_MODES, merge_mode, mode_payload_class
+from ..merge.record_merger import (IGNORE_DEFAULTS, PAYLOAD_MERGE_MODES, merge_mode, mode_payload_class,
+                                   partial_payload_class, partial_update)
 from ..storage import FileInfo, Storage
 from ..timeline.timeline import META_DIR, Timeline
 from .properties import read_properties_text, table_checksum, write_properties_text
@@ -119,7 +120,10 @@ class HoodieTable:
         mode = merge_mode(options)
         if version < 9:           # Hudi 1.1 says it with the merge mode alone
             given = options.get_str(C.PAYLOAD_CLASS) if options.contains(C.PAYLOAD_CLASS) else None
-            props[C.PAYLOAD_CLASS.key] = given if PAYLOAD_MERGE_MODES.get(given or "") == mode else mode_payload_class(mode)
+            props[C.PAYLOAD_CLASS.key] = (partial_payload_class(mode) if partial_update(options) else given
+                                          if PAYLOAD_MERGE_MODES.get(given or "") == mode else mode_payload_class(mode))
+        elif partial_update(options):   # Hudi 1.1 says it with the partial update mode
+            props[C.PARTIAL_UPDATE_MODE.key] = IGNORE_DEFAULTS
         props[C.TABLE_CHECKSUM.key] = table_checksum(props[C.DATABASE_NAME.key], props[C.TABLE_NAME.key])
         if version >= 8:          # Hudi 1.x: the merge mode is the table's
             props.update({C.INITIAL_TABLE_VERSION.key: str(version), **merge_properties(mode, version)})

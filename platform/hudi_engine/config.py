@@ -99,7 +99,8 @@ TIMELINE_PATH = define("hoodie.timeline.path", "timeline",
 TIMELINE_HISTORY_PATH = define("hoodie.timeline.history.path", "history",
                                "Folder under the timeline folder holding the LSM timeline history (version 8+).")
 RECORD_MERGE_STRATEGY_ID = define("hoodie.record.merge.strategy.id", None,
-                                  "Id of the record merge strategy (version 8+), following the merge mode.")
+                                  "Id of the record merge strategy (version 8+), following the merge mode; "
+                                  "under CUSTOM, the merger's strategy_id.")
 LEGACY_PAYLOAD_CLASS = define("hoodie.table.legacy.payload.class", None,
                               "Payload class a table upgraded to version 9 had; the merge mode says how it merges.")
 PARTIAL_UPDATE_MODE = define("hoodie.table.partial.update.mode", None,
@@ -197,8 +198,16 @@ SQL_INSERT_INTO_OPERATION = define(
 PARTITIONS_TO_DELETE = define("hoodie.datasource.write.partitions.to.delete", None,
                               "Comma separated partition paths for delete_partition.")
 RECORD_MERGE_MODE = define("hoodie.record.merge.mode", "EVENT_TIME_ORDERING",
-                           "How two versions of a record are merged.",
-                           choices=("EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING"))
+                           "How two versions of a record are merged: by ordering value, by commit time, or "
+                           "CUSTOM (a Python merger, hoodie.record.merge.custom.implementation.classes; "
+                           "table version 8 or 9).",
+                           choices=("EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING", "CUSTOM"))
+RECORD_MERGE_CUSTOM_CLASSES = define(
+    "hoodie.record.merge.custom.implementation.classes", None,
+    "CUSTOM merge mode: importable names ('package.module:Class', comma separated) of Python mergers "
+    "(hudi_engine.api.RecordMerger); the one whose strategy_id is hoodie.record.merge.strategy.id runs in "
+    "writes, merge-on-read queries and compaction. Hudi names Java classes here; a new table persists the "
+    "name so its readers and table services find it.")
 COMBINE_BEFORE_INSERT = define("hoodie.combine.before.insert", False,
                                "De-duplicate the input by key on insert and bulk_insert.")
 COMBINE_BEFORE_UPSERT = define("hoodie.combine.before.upsert", True,

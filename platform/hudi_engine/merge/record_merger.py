@@ -17,6 +17,7 @@ from .. import config as C
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError
 from ..schema.meta_fields import META_FIELDS, RECORD_KEY
+from .custom import run_merger
 
 OP_COLUMN = "_hoodie_op"
 IS_DELETED = "_hoodie_is_deleted"
@@ -43,6 +44,7 @@ class MergeSpec:
     dedup: bool                 # combine incoming records that share a key
     event_time: bool            # a stored record with a larger ordering value survives an update
     partial: bool = False       # IGNORE_DEFAULTS: an update's null columns keep the previous values
+    custom: str | None = None   # CUSTOM: the importable name of the Python merger (merge/custom.py)
 
     @property
     def ordered(self) -> bool:
@@ -127,6 +129,8 @@ def deduplicate(incoming: pa.Table, spec: MergeSpec, by: tuple[str, ...] = (RECO
     n = incoming.num_rows
     if n <= 1 or not spec.dedup:
         return incoming
+    if spec.custom:
+        return _folded_by_merger(incoming, by, spec.custom)
     arrival = pa.array(np.arange(n, dtype=np.int64))
     columns = {f"__by{i}": incoming[name] for i, name in enumerate(by)}
     sort_keys = [(name, "ascending", "at_start") for name in columns]
@@ -148,6 +152,44 @@ def deduplicate(incoming: pa.Table, spec: MergeSpec, by: tuple[str, ...] = (RECO
         return _partial_winners(incoming, order.to_numpy(), last_of_run, same)
     winners = np.sort(order.to_numpy()[last_of_run])
     return incoming.take(pa.array(winners))
+
+
+def _folded_by_merger(incoming: pa.Table, by: tuple[str, ...], name: str) -> pa.Table:
+    """CUSTOM mode: each key's versions merged in arrival order, a pair of them per key and round
+    (one merger call per round, as many rounds as a key has versions). A delete ends the versions
+    before it; the merger's deletes are marked in ``OP_COLUMN``."""
+    if OP_COLUMN not in incoming.column_names:
+        incoming = incoming.append_column(OP_COLUMN, pa.nulls(incoming.num_rows, pa.string()))
+    while True:
+        n = incoming.num_rows
+        columns = {f"__by{i}": incoming[b] for i, b in enumerate(by)}
+        columns["__arrival"] = pa.array(np.arange(n))
+        order = pc.sort_indices(pa.table(columns), sort_keys=[(c, "ascending") for c in columns]).to_numpy()
+        same = np.ones(max(n - 1, 0), dtype=bool)
+        for b in by:
+            keys = incoming[b].take(pa.array(order)).to_numpy(zero_copy_only=False)
+            same &= keys[:-1] == keys[1:]
+        starts = np.r_[True, ~same] if n else np.zeros(0, dtype=bool)
+        # The first two versions of every key that has two or more.
+        first = np.nonzero(starts[:-1] & same)[0] if n > 1 else np.zeros(0, dtype=np.int64)
+        if not len(first):
+            return incoming
+        older, newer = order[first], order[first + 1]
+        deletes = is_delete(incoming)
+        asked = ~deletes[older] & ~deletes[newer]
+        replaced = incoming
+        if asked.any():
+            rows, deleted = run_merger(name, incoming.take(pa.array(older[asked])),
+                                       incoming.take(pa.array(newer[asked])))
+            ops = rows[OP_COLUMN]
+            rows = rows.set_column(rows.schema.get_field_index(OP_COLUMN), OP_COLUMN,
+                                   pc.if_else(pa.array(deleted), pa.scalar(DELETE, ops.type), ops))
+            at = np.arange(n)
+            at[newer[asked]] = n + np.arange(int(asked.sum()))
+            replaced = pa.concat_tables([incoming, rows]).take(pa.array(at))
+        keep = np.ones(n, dtype=bool)
+        keep[older] = False
+        incoming = replaced.filter(pa.array(keep))
 
 
 def _partial_winners(incoming: pa.Table, order: np.ndarray, last_of_run: np.ndarray,
@@ -186,6 +228,10 @@ def merge(stored: pa.Table | None, incoming: pa.Table, spec: MergeSpec) -> Merge
     matched = pc.is_in(incoming_keys, value_set=stored_keys.filter(pa.array(touched)).combine_chunks()
                        ).to_numpy(zero_copy_only=False)
 
+    if spec.custom and (matched & ~deletes).any():
+        incoming, merged_deletes = _merged_with_stored(stored.filter(pa.array(touched)), incoming,
+                                                       matched & ~deletes, spec.custom)
+        deletes = deletes | merged_deletes
     incoming_wins = np.ones(incoming.num_rows, dtype=bool)
     if spec.ordered and matched.any():
         # Only the stored rows an incoming key touches can win against it.
@@ -213,6 +259,24 @@ def merge(stored: pa.Table | None, incoming: pa.Table, spec: MergeSpec) -> Merge
         num_deletes=int((deletes & matched & incoming_wins).sum()),
         inserted_keys=incoming_keys.filter(pa.array(write_mask & ~matched)).combine_chunks(),
     )
+
+
+def _merged_with_stored(stored: pa.Table, incoming: pa.Table, asked: np.ndarray,
+                        name: str) -> tuple[pa.Table, np.ndarray]:
+    """CUSTOM mode: the ``asked`` incoming rows replaced by what the merger makes of them and their
+    stored versions; which of them it turned into deletes."""
+    n = incoming.num_rows
+    idx = np.nonzero(asked)[0]
+    pairs = (pa.table({RECORD_KEY: incoming[RECORD_KEY].take(pa.array(idx)), "__w": pa.array(idx)})
+             .join(pa.table({RECORD_KEY: stored[RECORD_KEY], "__s": pa.array(np.arange(stored.num_rows))}),
+                   RECORD_KEY, join_type="inner"))
+    newer_at, older_at = pairs["__w"].to_numpy(), pairs["__s"].to_numpy()
+    rows, deleted = run_merger(name, stored.take(pa.array(older_at)), incoming.take(pa.array(newer_at)))
+    at = np.arange(n)
+    at[newer_at] = n + np.arange(len(newer_at))
+    flags = np.zeros(n, dtype=bool)
+    flags[newer_at] = deleted
+    return pa.concat_tables([incoming, rows]).take(pa.array(at)), flags
 
 
 # Columns a partial update never takes from another version: the meta columns (each version's own,

@@ -45,10 +45,10 @@ MAX_LOG_SHARE = 0.1
 def merges_in_spark(spark: SparkSession, table: HoodieTable, plan: ReadPlan) -> bool:
     """Whether Spark merges the slices with logs: their base files carry the record key (meta
     columns), the ordering field is a column, the logs are small beside the base files, and
-    Spark's Hadoop layer opens the storage. Partial updates take columns from the base rows they
-    update, which only the Arrow merge has in hand."""
+    Spark's Hadoop layer opens the storage. Partial updates and CUSTOM mergers take columns from
+    the base rows they update, which only the Arrow merge has in hand."""
     how = plan.merge
-    if (how is None or how.skip_merge or how.keygen is not None or how.spec.partial
+    if (how is None or how.skip_merge or how.keygen is not None or how.spec.partial or how.spec.custom
             or RECORD_KEY not in plan.schema.names):
         return False
     if how.spec.ordered and not set(how.spec.ordering_fields) <= set(plan.schema.names):

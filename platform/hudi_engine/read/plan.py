@@ -13,6 +13,7 @@ from ..expr.skipping import predicates
 from ..file_group.fs_view import FileSlice
 from ..file_group.log_scanner import Visibility
 from ..keygen import key_generator_from_config
+from ..merge.custom import custom_merger_name
 from ..merge.record_merger import MergeSpec, merge_mode, ordering_fields, partial_update
 from ..metadata_table.reader import table_view
 from ..schema.avro import avro_to_arrow
@@ -90,7 +91,7 @@ def slice_merge(table: HoodieTable, cfg: HoodieConfig, as_of: str | None) -> Sli
 
 def merge_spec(table: HoodieTable) -> MergeSpec:
     return MergeSpec(ordering_fields(table.config), True, merge_mode(table.config) == "EVENT_TIME_ORDERING",
-                     partial_update(table.config))
+                     partial_update(table.config), custom_merger_name(table.config))
 
 
 def incremental_commits(table: HoodieTable, cfg: HoodieConfig) -> list[Instant]:

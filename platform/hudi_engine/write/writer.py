@@ -29,6 +29,7 @@ from ..file_group.fs_view import FileSlice
 from ..file_group.markers import marked_data_files
 from ..index.tagging import BUCKET, check_engine, index_type, is_consistent_hashing
 from ..keygen import key_generator_from_config
+from ..merge.custom import custom_merger_name
 from ..merge.record_merger import OP_COLUMN, MergeSpec, merge_mode, ordering_fields, partial_update
 from ..metadata_table.reader import table_view
 from ..schema.avro import (add_meta_fields, arrow_schema_compatible, arrow_to_avro, avro_to_arrow,
@@ -202,6 +203,7 @@ class WriteJob:
         self.keygen = key_generator_from_config(cfg)
         self.ordering = ordering_fields(cfg)
         self.partial = partial_update(cfg)
+        self.custom = custom_merger_name(cfg)
         self.index = index_type(cfg)
         self.consistent = is_consistent_hashing(cfg)
         # Conflicts under the simple bucket engine are by bucket number; consistent buckets' file
@@ -373,7 +375,7 @@ class WriteJob:
     def file_group_writer(self, targets: dict[str, Target], appends: dict) -> WriteFileGroup:
         """The per-file-group merge and write (or log append) either plane runs."""
         spec = MergeSpec(self.ordering, self.combine(),
-                         merge_mode(self.cfg) == "EVENT_TIME_ORDERING", self.partial)
+                         merge_mode(self.cfg) == "EVENT_TIME_ORDERING", self.partial, self.custom)
         return WriteFileGroup(self.ctx, targets, spec,
                               AppendFileGroup(self.ctx, appends, spec) if appends else None)
 

@@ -5,12 +5,10 @@ version 8 and 9; copy-on-write base files (and merge-on-read ones once compacted
 hudi-rs too, which does not run mergers of its own."""
 import pytest
 
-from hudi_engine import read, write
-from hudi_engine.api import read_arrow
+from hudi_engine import write
 from hudi_engine.errors import HoodieConfigError
-from hudi_engine.services.compaction import run_compactions, schedule_compaction
 from hudi_engine.table.meta_client import HoodieTable
-from tests.support.hudi_rs import hudi_rs_read, rows
+from tests.support.merge_checks import check_rows
 from tests.support.mergers import RUNNING_TOTAL_ID
 
 pytestmark = pytest.mark.spark
@@ -28,10 +26,6 @@ def options(kind: str, version: str, **extra) -> dict:
             **extra}
 
 
-def ours(spark, path) -> list[tuple]:
-    return sorted(tuple(r) for r in read(spark, path).select(*COLS).collect())
-
-
 @pytest.mark.parametrize("kind,version", [("MERGE_ON_READ", "9"), ("COPY_ON_WRITE", "8")], ids=["mor-v9", "cow-v8"])
 def test_a_python_merger_decides_writes_reads_and_compaction(spark, table_path, write_plane, kind, version):
     opts = options(kind, version)
@@ -41,13 +35,7 @@ def test_a_python_merger_decides_writes_reads_and_compaction(spark, table_path, 
     assert (props["hoodie.record.merge.mode"], props["hoodie.record.merge.strategy.id"]) == ("CUSTOM", RUNNING_TOTAL_ID)
     put([("a", 2, 5), ("a", 3, 1), ("b", 0, -20), ("d", 2, 7)])     # a: 10+5+1; b: below zero, deleted
     put([("c", 2, 3)])
-    expected = [("a", 3, 16), ("c", 2, 13), ("d", 2, 7)]
-    assert ours(spark, table_path) == rows(read_arrow(table_path), COLS) == expected
-    if kind == "MERGE_ON_READ":
-        compaction = schedule_compaction(HoodieTable.load(table_path), {}, force=True)
-        assert run_compactions(spark, HoodieTable.load(table_path)) == [compaction.timestamp]
-        assert ours(spark, table_path) == expected
-    assert rows(hudi_rs_read(table_path), COLS) == expected
+    check_rows(spark, table_path, COLS, [("a", 3, 16), ("c", 2, 13), ("d", 2, 7)], kind == "MERGE_ON_READ")
 
 
 def test_custom_needs_a_version_8_or_9_table_and_an_importable_merger(spark, table_path):

@@ -8,13 +8,11 @@ hudi-rs 0.5 has no partial-update merging: it lets a logged record's nulls overw
 so a merge-on-read table is held to hudi-rs only after compaction has merged the logs."""
 import pytest
 
-from hudi_engine import read, write
-from hudi_engine.api import read_arrow
+from hudi_engine import write
 from hudi_engine.errors import HoodieValidationError
-from hudi_engine.services.compaction import run_compactions, schedule_compaction
-from hudi_engine.table.meta_client import HoodieTable
 from hudi_engine.table.properties import read_properties_text
 from tests.support.hudi_rs import hudi_rs_read, rows
+from tests.support.merge_checks import check_rows, snapshot
 
 pytestmark = pytest.mark.spark
 COLS = ["id", "ts", "name", "city"]
@@ -26,10 +24,6 @@ def options(kind: str, version: str, **extra) -> dict:
             "hoodie.datasource.write.partitionpath.field": "", "hoodie.table.ordering.fields": "ts",
             "hoodie.datasource.write.table.type": kind, "hoodie.write.table.version": version,
             "hoodie.datasource.write.operation": "upsert", "hoodie.compact.inline": "false", **extra}
-
-
-def ours(spark, path) -> list[tuple]:
-    return sorted(tuple(r) for r in read(spark, path).select(*COLS).collect())
 
 
 def partial_setting(version: str) -> dict:
@@ -66,13 +60,8 @@ def check_partial_updates(spark, table_path, kind, version):
     # A null is a default too: k3's name stays, its city changes.
     write(spark.createDataFrame([("k3", 3, None, "lyon")], "id string, ts long, name string, city string"),
           table_path, opts)
-    expected = [("k1", 2, "ann-2", "oslo"), ("k2", 1, "bob", "rome"), ("k3", 3, "cy", "lyon"), ("k4", 2, "dee", None)]
-    assert ours(spark, table_path) == rows(read_arrow(table_path), COLS) == expected
-    if kind == "MERGE_ON_READ":
-        compaction = schedule_compaction(HoodieTable.load(table_path), {}, force=True)
-        assert run_compactions(spark, HoodieTable.load(table_path)) == [compaction.timestamp]
-        assert ours(spark, table_path) == expected
-    assert rows(hudi_rs_read(table_path), COLS) == expected
+    check_rows(spark, table_path, COLS, [("k1", 2, "ann-2", "oslo"), ("k2", 1, "bob", "rome"),
+                                         ("k3", 3, "cy", "lyon"), ("k4", 2, "dee", None)], kind == "MERGE_ON_READ")
 
 
 def test_without_a_partial_setting_nulls_overwrite(spark, table_path):
@@ -81,4 +70,4 @@ def test_without_a_partial_setting_nulls_overwrite(spark, table_path):
           table_path, opts)
     write(spark.createDataFrame([("k1", 2, "ann-2")], "id string, ts long, name string"), table_path,
           {**opts, "hoodie.write.set.null.for.missing.columns": "true"})
-    assert ours(spark, table_path) == rows(hudi_rs_read(table_path), COLS) == [("k1", 2, "ann-2", None)]
+    assert snapshot(spark, table_path, COLS) == rows(hudi_rs_read(table_path), COLS) == [("k1", 2, "ann-2", None)]

@@ -26,7 +26,9 @@ def options(kind: str, version: str, **extra) -> dict:
             **extra}
 
 
-@pytest.mark.parametrize("kind,version", [("MERGE_ON_READ", "9"), ("COPY_ON_WRITE", "8")], ids=["mor-v9", "cow-v8"])
+@pytest.mark.parametrize("write_plane,kind,version", [("in-process", "MERGE_ON_READ", "9"),
+                                                      ("in-process", "COPY_ON_WRITE", "8"),
+                                                      ("spark-stages", "COPY_ON_WRITE", "8")], indirect=["write_plane"])
 def test_a_python_merger_decides_writes_reads_and_compaction(spark, table_path, write_plane, kind, version):
     opts = options(kind, version)
     put = lambda batch: write(spark.createDataFrame(batch, SCHEMA), table_path, opts)  # noqa: E731

@@ -35,7 +35,11 @@ def put(spark, path, opts, batch):
     write(spark.createDataFrame([(i, a, b, v, "p", d) for i, a, b, v, d in batch], SCHEMA), path, opts)
 
 
-@pytest.mark.parametrize("kind,version", [("MERGE_ON_READ", "9"), ("COPY_ON_WRITE", "6")], ids=["mor-v9", "cow-v6"])
+# Each plane's own steps (Spark's dedup window, its merge tasks) once; merging and log writing are
+# the same Arrow functions on both planes.
+@pytest.mark.parametrize("write_plane,kind,version", [("in-process", "MERGE_ON_READ", "9"),
+                                                      ("in-process", "COPY_ON_WRITE", "6"),
+                                                      ("spark-stages", "COPY_ON_WRITE", "6")], indirect=["write_plane"])
 def test_two_ordering_fields_decide_updates_dedup_and_deletes(spark, table_path, write_plane, kind, version):
     opts = options(kind, version, "a,b")
     put(spark, table_path, opts, [(f"k{i}", 5, "m", "first", False) for i in range(1, 6)])
@@ -58,7 +62,8 @@ def test_two_ordering_fields_decide_updates_dedup_and_deletes(spark, table_path,
         hudi_rs_read(table_path)
 
 
-@pytest.mark.parametrize("kind", ["MERGE_ON_READ", "COPY_ON_WRITE"])
+@pytest.mark.parametrize("write_plane,kind", [("in-process", "MERGE_ON_READ"), ("in-process", "COPY_ON_WRITE"),
+                                              ("spark-stages", "COPY_ON_WRITE")], indirect=["write_plane"])
 def test_deletes_carrying_an_ordering_value_lose_to_newer_stored_records(spark, table_path, write_plane, kind):
     check_ordered_deletes(spark, table_path, kind, "9")
 

@@ -31,7 +31,8 @@ def partial_setting(version: str) -> dict:
             else {"hoodie.datasource.write.payload.class": PAYLOAD})
 
 
-@pytest.mark.parametrize("kind", ["MERGE_ON_READ", "COPY_ON_WRITE"])
+@pytest.mark.parametrize("write_plane,kind", [("in-process", "MERGE_ON_READ"), ("in-process", "COPY_ON_WRITE"),
+                                              ("spark-stages", "COPY_ON_WRITE")], indirect=["write_plane"])
 def test_a_batch_of_some_columns_keeps_the_others(spark, table_path, write_plane, kind):
     check_partial_updates(spark, table_path, kind, "9")
 

@@ -16,7 +16,7 @@ from hudi_engine import write
 from hudi_engine.errors import HoodieValidationError
 from hudi_engine.table.properties import read_properties_text
 from tests.support.hudi_rs import hudi_rs_read, rows
-from tests.support.merge_checks import check_rows
+from tests.support.merge_checks import check_rows, spark_merges
 
 pytestmark = pytest.mark.spark
 SCHEMA = "id string, a long, b string, value string, part string, _hoodie_is_deleted boolean"
@@ -53,6 +53,8 @@ def test_two_ordering_fields_decide_updates_dedup_and_deletes(spark, table_path,
         ("k2", 5, "z", None, True)])               # as new as the stored record: deleted
     put(spark, table_path, options(kind, version, "a,b", "delete"), [("k5", 1, "a", None, False)])  # bare key: wins
     expected = [("k1", 5, "m", "first"), ("k3", 6, "a", "newer on a"), ("k4", 7, "c", "dup 2")]
+    if kind == "MERGE_ON_READ":     # Spark merges the slices (ordering values compared as structs)
+        assert spark_merges(spark, table_path)
     check_rows(spark, table_path, COLS, expected, kind == "MERGE_ON_READ", hudi_rs=False)
     with open(f"{table_path}/.hoodie/hoodie.properties") as f:
         props = read_properties_text(f.read())
@@ -84,6 +86,7 @@ def check_ordered_deletes(spark, table_path, kind, version):
     expected = [("k1", 10, "-", "base")]
     # hudi-rs merges the logs too: it is held to the rows before compaction as well.
     assert rows(hudi_rs_read(table_path), COLS) == expected
+    assert spark_merges(spark, table_path) == (kind == "MERGE_ON_READ")
     check_rows(spark, table_path, COLS, expected, kind == "MERGE_ON_READ")
 
 

@@ -1,6 +1,8 @@
 """Reading a merge-rule test's table back: our Spark reader, ``read_arrow``, compaction and hudi-rs."""
 from hudi_engine import read
 from hudi_engine.api import read_arrow
+from hudi_engine.read.merged_scan import merges_in_spark
+from hudi_engine.read.plan import plan_read
 from hudi_engine.services.compaction import run_compactions, schedule_compaction
 from hudi_engine.table.meta_client import HoodieTable
 from tests.support.hudi_rs import hudi_rs_read, rows
@@ -8,6 +10,12 @@ from tests.support.hudi_rs import hudi_rs_read, rows
 
 def snapshot(spark, path, columns) -> list[tuple]:
     return sorted(tuple(r) for r in read(spark, path).select(*columns).collect())
+
+
+def spark_merges(spark, path) -> bool:
+    """Whether a snapshot of the table merges its slices in Spark (not per slice in Arrow)."""
+    table = HoodieTable.load(path)
+    return merges_in_spark(spark, table, plan_read(table, {}))
 
 
 def compact(spark, path) -> None:

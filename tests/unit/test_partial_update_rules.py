@@ -5,7 +5,8 @@ import pytest
 
 from hudi_engine.config import HoodieConfig
 from hudi_engine.errors import HoodieConfigError
-from hudi_engine.merge.record_merger import MergeSpec, deduplicate, merge, merge_mode, partial_update
+from hudi_engine.merge.partial import partial_update
+from hudi_engine.merge.record_merger import MergeSpec, deduplicate, merge, merge_mode
 from hudi_engine.read.log_merge import DATA, LogPart, merge_slice
 
 KEY = "_hoodie_record_key"

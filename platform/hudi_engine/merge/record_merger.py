@@ -15,9 +15,9 @@ import pyarrow.compute as pc
 
 from .. import config as C
 from ..config import HoodieConfig
-from ..errors import HoodieConfigError
 from ..schema.meta_fields import META_FIELDS, RECORD_KEY
 from .custom import run_merger
+from .partial import PARTIAL_PAYLOAD_MERGE_MODES, partial_winners, with_stored_values
 
 OP_COLUMN = "_hoodie_op"
 IS_DELETED = "_hoodie_is_deleted"
@@ -28,12 +28,6 @@ EVENT_TIME_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
 PAYLOAD_MERGE_MODES = {EVENT_TIME_PAYLOAD: "EVENT_TIME_ORDERING",
                        "org.apache.hudi.common.model.EventTimeAvroPayload": "EVENT_TIME_ORDERING",
                        C.PAYLOAD_CLASS.default: "COMMIT_TIME_ORDERING"}
-# Payloads whose null (default) values keep the previous version's (Hudi 1.1 upgrades them to these
-# merge modes with hoodie.table.partial.update.mode=IGNORE_DEFAULTS).
-PARTIAL_PAYLOAD_MERGE_MODES = {"org.apache.hudi.common.model.PartialUpdateAvroPayload": "EVENT_TIME_ORDERING",
-                               "org.apache.hudi.common.model.OverwriteNonDefaultsWithLatestAvroPayload":
-                                   "COMMIT_TIME_ORDERING"}
-IGNORE_DEFAULTS = "IGNORE_DEFAULTS"
 
 log = logging.getLogger(__name__)
 
@@ -149,7 +143,7 @@ def deduplicate(incoming: pa.Table, spec: MergeSpec, by: tuple[str, ...] = (RECO
     if last_of_run.all():
         return incoming
     if spec.partial:
-        return _partial_winners(incoming, order.to_numpy(), last_of_run, same)
+        return partial_winners(incoming, order.to_numpy(), last_of_run, same, _NOT_FILLED)
     winners = np.sort(order.to_numpy()[last_of_run])
     return incoming.take(pa.array(winners))
 
@@ -192,26 +186,6 @@ def _folded_by_merger(incoming: pa.Table, by: tuple[str, ...], name: str) -> pa.
         incoming = replaced.filter(pa.array(keep))
 
 
-def _partial_winners(incoming: pa.Table, order: np.ndarray, last_of_run: np.ndarray,
-                     same: np.ndarray) -> pa.Table:
-    """Each key's winner with its null columns taken from the newest earlier version that has a
-    value (PartialUpdateAvroPayload's pre-combine, version after version)."""
-    n = len(order)
-    ranked = incoming.take(pa.array(order))
-    at = np.arange(n)
-    run_start = np.maximum.accumulate(np.where(np.r_[True, ~same], at, 0))
-    columns = []
-    for name in ranked.column_names:
-        column = ranked[name]
-        if name not in _NOT_FILLED and column.null_count:
-            valid = column.is_valid().to_numpy(zero_copy_only=False)
-            last_valid = np.maximum.accumulate(np.where(valid, at, -1))
-            column = column.take(pa.array(np.where(last_valid >= run_start, last_valid, at)))
-        columns.append(column.take(pa.array(np.nonzero(last_of_run)[0])))
-    winners = pa.table(columns, schema=ranked.schema)
-    return winners.take(pc.sort_indices(pa.array(order[last_of_run])))
-
-
 def merge(stored: pa.Table | None, incoming: pa.Table, spec: MergeSpec) -> MergeResult:
     """Merge incoming records into a file group's stored rows (``stored`` None for a new group)."""
     incoming = deduplicate(incoming, spec)
@@ -250,7 +224,7 @@ def merge(stored: pa.Table | None, incoming: pa.Table, spec: MergeSpec) -> Merge
     write_mask = incoming_wins & ~deletes
     written = incoming.filter(pa.array(write_mask))
     if spec.partial and (write_mask & matched).any():
-        written = _with_stored_values(written, stored.filter(pa.array(touched)))
+        written = with_stored_values(written, stored.filter(pa.array(touched)), _NOT_FILLED)
     return MergeResult(
         kept=stored.filter(pa.array(keep_stored)),
         written=written,
@@ -284,38 +258,6 @@ def _merged_with_stored(stored: pa.Table, incoming: pa.Table, asked: np.ndarray,
 _NOT_FILLED = frozenset(META_FIELDS) | {OP_COLUMN, IS_DELETED}
 
 
-def _with_stored_values(written: pa.Table, stored: pa.Table) -> pa.Table:
-    """Updates with the stored record's values in the columns they leave null or lack (Hudi 1.1's
-    IGNORE_DEFAULTS); inserts keep their nulls."""
-    n = written.num_rows
-    pairs = (pa.table({RECORD_KEY: written[RECORD_KEY], "__w": pa.array(np.arange(n))})
-             .join(pa.table({RECORD_KEY: stored[RECORD_KEY], "__s": pa.array(np.arange(stored.num_rows))}),
-                   RECORD_KEY, join_type="inner"))
-    source = np.zeros(n, dtype=np.int64)
-    has = np.zeros(n, dtype=bool)
-    source[pairs["__w"].to_numpy()] = pairs["__s"].to_numpy()
-    has[pairs["__w"].to_numpy()] = True
-    take, matched = pa.array(source), pa.array(has)
-    for name in stored.column_names:
-        if name in _NOT_FILLED:
-            continue
-        previous = stored[name].take(take)
-        if name not in written.column_names:
-            written = written.append_column(stored.schema.field(name), pc.if_else(
-                matched, previous, pa.nulls(n, previous.type)))
-            continue
-        current = written[name]
-        if not current.null_count:
-            continue
-        try:
-            previous = previous.cast(current.type)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            continue        # a type the batch changed: its own (null) value stands
-        written = written.set_column(written.schema.get_field_index(name), name,
-                                     pc.if_else(pc.and_(current.is_null(), matched), previous, current))
-    return written
-
-
 def _incoming_not_older(stored: pa.Table, incoming: pa.Table, fields: tuple[str, ...],
                         matched: np.ndarray) -> np.ndarray:
     """For each incoming row: True unless the stored version has a larger ordering value."""
@@ -340,26 +282,6 @@ def merge_mode(options: HoodieConfig) -> str:
     if options.contains(C.PAYLOAD_CLASS):
         return payload_merge_mode(options.get_str(C.PAYLOAD_CLASS))
     return "EVENT_TIME_ORDERING" if ordering_fields(options) else "COMMIT_TIME_ORDERING"
-
-
-def partial_update(options: HoodieConfig) -> bool:
-    """Whether an update's null columns keep the previous version's values: Hudi 1.1's
-    ``hoodie.table.partial.update.mode=IGNORE_DEFAULTS``, or a partial-update payload class (the
-    spelling of tables of version 6 and 8)."""
-    if options.contains(C.PARTIAL_UPDATE_MODE):
-        mode = (options.get_str(C.PARTIAL_UPDATE_MODE) or "").upper()
-        if mode != IGNORE_DEFAULTS:
-            raise HoodieConfigError(
-                f"{C.PARTIAL_UPDATE_MODE.key}={mode} is not supported by this engine; {IGNORE_DEFAULTS} is "
-                "(null columns of an update keep the stored values)")
-        return True
-    payload = options.get_str(C.LEGACY_PAYLOAD_CLASS) or options.get_str(C.PAYLOAD_CLASS)
-    return payload in PARTIAL_PAYLOAD_MERGE_MODES
-
-
-def partial_payload_class(mode: str) -> str:
-    """The partial-update payload a table of version 6 or 8 persists for a merge mode."""
-    return next(p for p, m in PARTIAL_PAYLOAD_MERGE_MODES.items() if m == mode)
 
 
 def mode_payload_class(mode: str) -> str:

@@ -14,7 +14,8 @@ from ..file_group.fs_view import FileSlice
 from ..file_group.log_scanner import Visibility
 from ..keygen import key_generator_from_config
 from ..merge.custom import custom_merger_name
-from ..merge.record_merger import MergeSpec, merge_mode, ordering_fields, partial_update
+from ..merge.partial import partial_update
+from ..merge.record_merger import MergeSpec, merge_mode, ordering_fields
 from ..metadata_table.reader import table_view
 from ..schema.avro import avro_to_arrow
 from ..schema.meta_fields import META_FIELDS

@@ -8,8 +8,8 @@ from ..config import HoodieConfig
 from ..errors import HoodieConfigError, HoodieTableNotFoundError
 from ..file_group.fs_view import FileSystemView
 from ..merge.custom import custom_merger_name, strategy_id_of
-from ..merge.record_merger import (IGNORE_DEFAULTS, PAYLOAD_MERGE_MODES, merge_mode, mode_payload_class,
-                                   partial_payload_class, partial_update)
+from ..merge.partial import IGNORE_DEFAULTS, partial_payload_class, partial_update
+from ..merge.record_merger import PAYLOAD_MERGE_MODES, merge_mode, mode_payload_class
 from ..storage import FileInfo, Storage
 from ..timeline.timeline import META_DIR, Timeline
 from .properties import read_properties_text, table_checksum, write_properties_text

@@ -30,7 +30,8 @@ from ..file_group.markers import marked_data_files
 from ..index.tagging import BUCKET, check_engine, index_type, is_consistent_hashing
 from ..keygen import key_generator_from_config
 from ..merge.custom import custom_merger_name
-from ..merge.record_merger import OP_COLUMN, MergeSpec, merge_mode, ordering_fields, partial_update
+from ..merge.partial import partial_update
+from ..merge.record_merger import OP_COLUMN, MergeSpec, merge_mode, ordering_fields
 from ..metadata_table.reader import table_view
 from ..schema.avro import (add_meta_fields, arrow_schema_compatible, arrow_to_avro, avro_to_arrow,
                            reconcile_nullability, to_json)

@@ -99,11 +99,16 @@ TIMELINE_PATH = define("hoodie.timeline.path", "timeline",
 TIMELINE_HISTORY_PATH = define("hoodie.timeline.history.path", "history",
                                "Folder under the timeline folder holding the LSM timeline history (version 8+).")
 RECORD_MERGE_STRATEGY_ID = define("hoodie.record.merge.strategy.id", None,
-                                  "Id of the record merge strategy (version 8+), following the merge mode.")
+                                  "Id of the record merge strategy (version 8+), following the merge mode; "
+                                  "under CUSTOM, the merger's strategy_id.")
 LEGACY_PAYLOAD_CLASS = define("hoodie.table.legacy.payload.class", None,
                               "Payload class a table upgraded to version 9 had; the merge mode says how it merges.")
 PARTIAL_UPDATE_MODE = define("hoodie.table.partial.update.mode", None,
-                             "How a version 9 table fills columns an update leaves out (Hudi 1.1).")
+                             "How a version 9 table fills columns an update leaves out (Hudi 1.1). "
+                             "IGNORE_DEFAULTS: an update's null columns (and, with "
+                             "hoodie.write.set.null.for.missing.columns=true, those the batch lacks) keep the "
+                             "stored values; tables of version 6 and 8 say it with PartialUpdateAvroPayload. "
+                             "FILL_UNAVAILABLE is not supported here.")
 ARCHIVELOG_FOLDER = define("hoodie.archivelog.folder", "archived", "Archived timeline folder.")
 RECORDKEY_FIELDS = define("hoodie.table.recordkey.fields", None, "Record key field(s), comma separated.",
                           alternatives=("hoodie.datasource.write.recordkey.field",))
@@ -111,7 +116,10 @@ PARTITION_FIELDS = define("hoodie.table.partition.fields", "",
                           "Partition path field(s), comma separated; empty for non-partitioned.",
                           alternatives=("hoodie.datasource.write.partitionpath.field",))
 PRECOMBINE_FIELD = define("hoodie.table.precombine.field", None,
-                          "Ordering field: the larger value wins when two records share a key.",
+                          "Ordering field(s), comma separated (Hudi 1.1): when two records share a key the "
+                          "larger value wins, several fields compared in order (the first, then the next on "
+                          "a tie). Version 9 tables persist them as hoodie.table.ordering.fields, 6 and 8 "
+                          "under this key.",
                           alternatives=("hoodie.datasource.write.precombine.field",
                                        "hoodie.table.ordering.fields"))
 KEYGEN_CLASS = define("hoodie.table.keygenerator.class", None, "Key generator class.",
@@ -190,8 +198,16 @@ SQL_INSERT_INTO_OPERATION = define(
 PARTITIONS_TO_DELETE = define("hoodie.datasource.write.partitions.to.delete", None,
                               "Comma separated partition paths for delete_partition.")
 RECORD_MERGE_MODE = define("hoodie.record.merge.mode", "EVENT_TIME_ORDERING",
-                           "How two versions of a record are merged.",
-                           choices=("EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING"))
+                           "How two versions of a record are merged: by ordering value, by commit time, or "
+                           "CUSTOM (a Python merger, hoodie.record.merge.custom.implementation.classes; "
+                           "table version 8 or 9).",
+                           choices=("EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING", "CUSTOM"))
+RECORD_MERGE_CUSTOM_CLASSES = define(
+    "hoodie.record.merge.custom.implementation.classes", None,
+    "CUSTOM merge mode: importable names ('package.module:Class', comma separated) of Python mergers "
+    "(hudi_engine.api.RecordMerger); the one whose strategy_id is hoodie.record.merge.strategy.id runs in "
+    "writes, merge-on-read queries and compaction. Hudi names Java classes here; a new table persists the "
+    "name so its readers and table services find it.")
 COMBINE_BEFORE_INSERT = define("hoodie.combine.before.insert", False,
                                "De-duplicate the input by key on insert and bulk_insert.")
 COMBINE_BEFORE_UPSERT = define("hoodie.combine.before.upsert", True,

@@ -31,7 +31,7 @@ META = ["_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_h
         "_hoodie_file_name"]
 FILE_SCHEMA = pa.schema([pa.field(n, pa.string()) for n in META] + list(DATA_SCHEMA))
 WRITER_SCHEMA = add_meta_fields(arrow_to_avro(DATA_SCHEMA, "fruits"))
-SPEC = MergeSpec(None, True, False)
+SPEC = MergeSpec((), True, False)
 
 
 def fruits(commit, pairs, file_name):

@@ -7,8 +7,8 @@ from hudi_engine.file_group.log_scanner import Visibility, valid_blocks
 from hudi_engine.merge.record_merger import MergeSpec
 from hudi_engine.read.log_merge import DATA, DELETES, LogPart, combine_log_records, merge_slice, unmerged_slice
 
-EVENT = MergeSpec("ts", True, True)
-COMMIT_TIME = MergeSpec("ts", True, False)
+EVENT = MergeSpec(("ts",), True, True)
+COMMIT_TIME = MergeSpec(("ts",), True, False)
 
 
 def rows(**columns):

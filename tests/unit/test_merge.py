@@ -1,6 +1,6 @@
 import pyarrow as pa
 
-from hudi_engine.merge.record_merger import MergeSpec, deduplicate, merge
+from hudi_engine.merge.record_merger import MergeSpec, deduplicate, merge, operation_deletes_unordered
 
 
 def batch(rows, op="U"):
@@ -8,8 +8,8 @@ def batch(rows, op="U"):
                      "ts": [r[2] for r in rows], "_hoodie_op": [op] * len(rows)})
 
 
-EVENT = MergeSpec("ts", dedup=True, event_time=True)
-COMMIT = MergeSpec("ts", dedup=True, event_time=False)
+EVENT = MergeSpec(("ts",), dedup=True, event_time=True)
+COMMIT = MergeSpec(("ts",), dedup=True, event_time=False)
 
 
 def test_dedup_keeps_largest_ordering_value_and_last_arrival_on_ties():
@@ -18,7 +18,7 @@ def test_dedup_keeps_largest_ordering_value_and_last_arrival_on_ties():
 
 
 def test_no_dedup_keeps_duplicates():
-    got = deduplicate(batch([("a", "x", 1), ("a", "y", 2)]), MergeSpec("ts", False, True))
+    got = deduplicate(batch([("a", "x", 1), ("a", "y", 2)]), MergeSpec(("ts",), False, True))
     assert got.num_rows == 2
 
 
@@ -38,7 +38,9 @@ def test_commit_time_ordering_overwrites_whatever_is_stored():
 
 def test_deletes_remove_stored_rows_and_ignore_unknown_keys():
     stored = batch([("a", "x", 1), ("b", "y", 1)]).drop_columns(["_hoodie_op"])
-    result = merge(stored, batch([("a", None, 0), ("zz", None, 0)], op="D"), EVENT)
+    # The delete operation's records are bare keys, whatever ordering value the input had.
+    result = merge(stored, operation_deletes_unordered(batch([("a", None, 0), ("zz", None, 0)], op="D"), EVENT),
+                   EVENT)
     assert result.kept["_hoodie_record_key"].to_pylist() == ["b"]
     assert result.written.num_rows == 0 and result.num_deletes == 1
 

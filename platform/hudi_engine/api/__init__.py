@@ -22,6 +22,9 @@ _EXPORTS = {
     "read_arrow": "hudi_engine.read.in_process",
     "read_cdc": "hudi_engine.read.cdc",
     "cdc_batches": "hudi_engine.read.cdc",
+    # CUSTOM merge mode: the interface a Python merger implements, and what it returns
+    "RecordMerger": "hudi_engine.merge.custom",
+    "MergedRows": "hudi_engine.merge.custom",
     # a table: properties, timeline, files, schema, pending plans
     "HoodieTable": "hudi_engine.table.meta_client",
     "read_properties_text": "hudi_engine.table.properties",
@@ -93,6 +96,7 @@ def __getattr__(name: str) -> Any:
 
 if TYPE_CHECKING:  # what type checkers (and readers) see
     from ..keygen import KeyGenerator, key_generator_from_config
+    from ..merge.custom import MergedRows, RecordMerger
     from ..merge.record_merger import IS_DELETED
     from ..metadata_table.layout import open_mdt, table_partitions
     from ..metadata_table.reader import MetadataReader, table_view

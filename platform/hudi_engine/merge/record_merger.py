@@ -15,7 +15,9 @@ import pyarrow.compute as pc
 
 from .. import config as C
 from ..config import HoodieConfig
-from ..schema.meta_fields import RECORD_KEY
+from ..schema.meta_fields import META_FIELDS, RECORD_KEY
+from .custom import run_merger
+from .partial import PARTIAL_PAYLOAD_MERGE_MODES, partial_winners, with_stored_values
 
 OP_COLUMN = "_hoodie_op"
 IS_DELETED = "_hoodie_is_deleted"
@@ -32,9 +34,16 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class MergeSpec:
-    ordering_field: str | None
+    ordering_fields: tuple[str, ...]    # compared in order (Hudi's ArrayComparable); () for none
     dedup: bool                 # combine incoming records that share a key
     event_time: bool            # a stored record with a larger ordering value survives an update
+    partial: bool = False       # IGNORE_DEFAULTS: an update's null columns keep the previous values
+    custom: str | None = None   # CUSTOM: the importable name of the Python merger (merge/custom.py)
+
+    @property
+    def ordered(self) -> bool:
+        """Whether ordering values decide between versions (event-time merging with fields)."""
+        return self.event_time and bool(self.ordering_fields)
 
 
 @dataclass
@@ -45,6 +54,58 @@ class MergeResult:
     num_inserts: int
     num_deletes: int
     inserted_keys: pa.Array | None = None     # keys of ``written`` the stored rows did not have
+
+
+def ordering_fields(options: HoodieConfig) -> tuple[str, ...]:
+    """The ordering fields, comma-separated as Hudi 1.1 takes them under either of its keys."""
+    value = options.get_str(C.PRECOMBINE_FIELD) or ""
+    return tuple(f.strip() for f in value.split(",") if f.strip())
+
+
+def ordering_missing(table: pa.Table, fields: tuple[str, ...]) -> np.ndarray:
+    """Rows with no ordering value: a field absent or null (Hudi's ``OrderingValues.isMissing``)."""
+    missing = np.zeros(table.num_rows, dtype=bool)
+    for name in fields:
+        if name not in table.column_names:
+            return np.ones(table.num_rows, dtype=bool)
+        missing |= table[name].is_null().to_numpy(zero_copy_only=False)
+    return missing
+
+
+def ordering_struct(table: pa.Table, fields: tuple[str, ...]) -> pa.StructArray:
+    """The ordering values of several fields as one struct per row, null where any is missing:
+    how a delete block and Spark's struct comparison carry a compared-in-order value."""
+    arrays = [table[name].combine_chunks() for name in fields]
+    return pa.StructArray.from_arrays(arrays, list(fields),
+                                      mask=pa.array(ordering_missing(table, fields)))
+
+
+def is_older(left: list, right: list) -> np.ndarray:
+    """Row by row, whether the ordering values ``left`` (one array per field) sort before ``right``,
+    compared field by field; a null on either side decides nothing (not older)."""
+    older = np.zeros(len(left[0]), dtype=bool)
+    tied = np.ones(len(left[0]), dtype=bool)
+    for a, b in zip(left, right):
+        older |= tied & pc.fill_null(pc.less(a, b), False).to_numpy(zero_copy_only=False)
+        tied &= pc.fill_null(pc.equal(a, b), False).to_numpy(zero_copy_only=False)
+    return older
+
+
+def operation_deletes_unordered(incoming: pa.Table, spec: MergeSpec) -> pa.Table:
+    """Deletes a write marks in ``OP_COLUMN`` (the delete operation, SQL's DELETE and MERGE's
+    DELETE) carry no ordering value, as Hudi sends them as bare keys: they always win. Records
+    flagged ``_hoodie_is_deleted`` keep theirs."""
+    if not spec.ordered or OP_COLUMN not in incoming.column_names:
+        return incoming
+    marked = pc.fill_null(pc.equal(incoming[OP_COLUMN], DELETE), False)
+    if not pc.any(marked).as_py():
+        return incoming
+    for name in spec.ordering_fields:
+        if name in incoming.column_names:
+            column = incoming[name]
+            incoming = incoming.set_column(incoming.schema.get_field_index(name), name, pc.if_else(
+                marked, pa.nulls(incoming.num_rows, column.type), column))
+    return incoming
 
 
 def is_delete(incoming: pa.Table) -> np.ndarray:
@@ -62,13 +123,15 @@ def deduplicate(incoming: pa.Table, spec: MergeSpec, by: tuple[str, ...] = (RECO
     n = incoming.num_rows
     if n <= 1 or not spec.dedup:
         return incoming
+    if spec.custom:
+        return _folded_by_merger(incoming, by, spec.custom)
     arrival = pa.array(np.arange(n, dtype=np.int64))
     columns = {f"__by{i}": incoming[name] for i, name in enumerate(by)}
     sort_keys = [(name, "ascending", "at_start") for name in columns]
     columns["__arrival"] = arrival
-    if spec.ordering_field:
-        columns["__ordering"] = incoming[spec.ordering_field]
-        sort_keys.append(("__ordering", "ascending", "at_start"))
+    for i, name in enumerate(spec.ordering_fields):
+        columns[f"__ordering{i}"] = incoming[name]
+        sort_keys.append((f"__ordering{i}", "ascending", "at_start"))
     sort_keys.append(("__arrival", "ascending", "at_start"))
     order = pc.sort_indices(pa.table(columns), sort_keys=sort_keys)
     last_of_run = np.ones(n, dtype=bool)
@@ -79,8 +142,48 @@ def deduplicate(incoming: pa.Table, spec: MergeSpec, by: tuple[str, ...] = (RECO
     last_of_run[:-1] = ~same
     if last_of_run.all():
         return incoming
+    if spec.partial:
+        return partial_winners(incoming, order.to_numpy(), last_of_run, same, _NOT_FILLED)
     winners = np.sort(order.to_numpy()[last_of_run])
     return incoming.take(pa.array(winners))
+
+
+def _folded_by_merger(incoming: pa.Table, by: tuple[str, ...], name: str) -> pa.Table:
+    """CUSTOM mode: each key's versions merged in arrival order, a pair of them per key and round
+    (one merger call per round, as many rounds as a key has versions). A delete ends the versions
+    before it; the merger's deletes are marked in ``OP_COLUMN``."""
+    if OP_COLUMN not in incoming.column_names:
+        incoming = incoming.append_column(OP_COLUMN, pa.nulls(incoming.num_rows, pa.string()))
+    while True:
+        n = incoming.num_rows
+        columns = {f"__by{i}": incoming[b] for i, b in enumerate(by)}
+        columns["__arrival"] = pa.array(np.arange(n))
+        order = pc.sort_indices(pa.table(columns), sort_keys=[(c, "ascending") for c in columns]).to_numpy()
+        same = np.ones(max(n - 1, 0), dtype=bool)
+        for b in by:
+            keys = incoming[b].take(pa.array(order)).to_numpy(zero_copy_only=False)
+            same &= keys[:-1] == keys[1:]
+        starts = np.r_[True, ~same] if n else np.zeros(0, dtype=bool)
+        # The first two versions of every key that has two or more.
+        first = np.nonzero(starts[:-1] & same)[0] if n > 1 else np.zeros(0, dtype=np.int64)
+        if not len(first):
+            return incoming
+        older, newer = order[first], order[first + 1]
+        deletes = is_delete(incoming)
+        asked = ~deletes[older] & ~deletes[newer]
+        replaced = incoming
+        if asked.any():
+            rows, deleted = run_merger(name, incoming.take(pa.array(older[asked])),
+                                       incoming.take(pa.array(newer[asked])))
+            ops = rows[OP_COLUMN]
+            rows = rows.set_column(rows.schema.get_field_index(OP_COLUMN), OP_COLUMN,
+                                   pc.if_else(pa.array(deleted), pa.scalar(DELETE, ops.type), ops))
+            at = np.arange(n)
+            at[newer[asked]] = n + np.arange(int(asked.sum()))
+            replaced = pa.concat_tables([incoming, rows]).take(pa.array(at))
+        keep = np.ones(n, dtype=bool)
+        keep[older] = False
+        incoming = replaced.filter(pa.array(keep))
 
 
 def merge(stored: pa.Table | None, incoming: pa.Table, spec: MergeSpec) -> MergeResult:
@@ -99,13 +202,19 @@ def merge(stored: pa.Table | None, incoming: pa.Table, spec: MergeSpec) -> Merge
     matched = pc.is_in(incoming_keys, value_set=stored_keys.filter(pa.array(touched)).combine_chunks()
                        ).to_numpy(zero_copy_only=False)
 
+    if spec.custom and (matched & ~deletes).any():
+        incoming, merged_deletes = _merged_with_stored(stored.filter(pa.array(touched)), incoming,
+                                                       matched & ~deletes, spec.custom)
+        deletes = deletes | merged_deletes
     incoming_wins = np.ones(incoming.num_rows, dtype=bool)
-    if spec.event_time and spec.ordering_field and matched.any():
+    if spec.ordered and matched.any():
         # Only the stored rows an incoming key touches can win against it.
-        candidates = stored.select([RECORD_KEY, spec.ordering_field]).filter(pa.array(touched))
-        incoming_wins = _incoming_not_older(candidates, incoming, spec.ordering_field, matched)
-    # Deletes always win: a delete carries no newer version to compare against.
-    incoming_wins |= deletes
+        candidates = stored.select([RECORD_KEY, *spec.ordering_fields]).filter(pa.array(touched))
+        incoming_wins = _incoming_not_older(candidates, incoming, spec.ordering_fields, matched)
+    # A delete with no ordering value of its own (Hudi's natural order) always wins; one that
+    # carries its record's ordering value loses to a stored record with a larger one, as an
+    # update would (Hudi 1.x's event-time mergers).
+    incoming_wins |= deletes & ordering_missing(incoming, spec.ordering_fields)
 
     losing_keys = incoming_keys.filter(pa.array(matched & ~incoming_wins))
     keep_stored = ~touched
@@ -114,26 +223,52 @@ def merge(stored: pa.Table | None, incoming: pa.Table, spec: MergeSpec) -> Merge
 
     write_mask = incoming_wins & ~deletes
     written = incoming.filter(pa.array(write_mask))
+    if spec.partial and (write_mask & matched).any():
+        written = with_stored_values(written, stored.filter(pa.array(touched)), _NOT_FILLED)
     return MergeResult(
         kept=stored.filter(pa.array(keep_stored)),
         written=written,
         num_updates=int((write_mask & matched).sum()),
         num_inserts=int((write_mask & ~matched).sum()),
-        num_deletes=int((deletes & matched).sum()),
+        num_deletes=int((deletes & matched & incoming_wins).sum()),
         inserted_keys=incoming_keys.filter(pa.array(write_mask & ~matched)).combine_chunks(),
     )
 
 
-def _incoming_not_older(stored: pa.Table, incoming: pa.Table, ordering: str,
+def _merged_with_stored(stored: pa.Table, incoming: pa.Table, asked: np.ndarray,
+                        name: str) -> tuple[pa.Table, np.ndarray]:
+    """CUSTOM mode: the ``asked`` incoming rows replaced by what the merger makes of them and their
+    stored versions; which of them it turned into deletes."""
+    n = incoming.num_rows
+    idx = np.nonzero(asked)[0]
+    pairs = (pa.table({RECORD_KEY: incoming[RECORD_KEY].take(pa.array(idx)), "__w": pa.array(idx)})
+             .join(pa.table({RECORD_KEY: stored[RECORD_KEY], "__s": pa.array(np.arange(stored.num_rows))}),
+                   RECORD_KEY, join_type="inner"))
+    newer_at, older_at = pairs["__w"].to_numpy(), pairs["__s"].to_numpy()
+    rows, deleted = run_merger(name, stored.take(pa.array(older_at)), incoming.take(pa.array(newer_at)))
+    at = np.arange(n)
+    at[newer_at] = n + np.arange(len(newer_at))
+    flags = np.zeros(n, dtype=bool)
+    flags[newer_at] = deleted
+    return pa.concat_tables([incoming, rows]).take(pa.array(at)), flags
+
+
+# Columns a partial update never takes from another version: the meta columns (each version's own,
+# or stamped by this write) and the delete markers.
+_NOT_FILLED = frozenset(META_FIELDS) | {OP_COLUMN, IS_DELETED}
+
+
+def _incoming_not_older(stored: pa.Table, incoming: pa.Table, fields: tuple[str, ...],
                         matched: np.ndarray) -> np.ndarray:
     """For each incoming row: True unless the stored version has a larger ordering value."""
-    idx = np.nonzero(matched)[0]
-    left = pa.table({RECORD_KEY: incoming[RECORD_KEY].take(pa.array(idx)),
-                     "__in": incoming[ordering].take(pa.array(idx)),
-                     "__pos": pa.array(idx)})
-    right = pa.table({RECORD_KEY: stored[RECORD_KEY], "__st": stored[ordering]})
+    idx = pa.array(np.nonzero(matched)[0])
+    left = pa.table({RECORD_KEY: incoming[RECORD_KEY].take(idx), "__pos": idx,
+                     **{f"__in{i}": incoming[name].take(idx) for i, name in enumerate(fields)}})
+    right = pa.table({RECORD_KEY: stored[RECORD_KEY],
+                      **{f"__st{i}": stored[name] for i, name in enumerate(fields)}})
     joined = left.join(right, RECORD_KEY, join_type="inner")
-    older = pc.fill_null(pc.less(joined["__in"], joined["__st"]), False).to_numpy(zero_copy_only=False)
+    older = is_older([joined[f"__in{i}"] for i in range(len(fields))],
+                     [joined[f"__st{i}"] for i in range(len(fields))])
     wins = np.ones(incoming.num_rows, dtype=bool)
     wins[joined["__pos"].to_numpy()[older]] = False
     return wins
@@ -146,7 +281,7 @@ def merge_mode(options: HoodieConfig) -> str:
         return options.get_str(C.RECORD_MERGE_MODE).upper()
     if options.contains(C.PAYLOAD_CLASS):
         return payload_merge_mode(options.get_str(C.PAYLOAD_CLASS))
-    return "EVENT_TIME_ORDERING" if options.get_str(C.PRECOMBINE_FIELD) else "COMMIT_TIME_ORDERING"
+    return "EVENT_TIME_ORDERING" if ordering_fields(options) else "COMMIT_TIME_ORDERING"
 
 
 def mode_payload_class(mode: str) -> str:
@@ -158,6 +293,8 @@ def mode_payload_class(mode: str) -> str:
 def payload_merge_mode(payload_class: str) -> str:
     """The ordering a payload class merges by; a payload of its own logic merges by commit time here,
     said once."""
+    if payload_class in PARTIAL_PAYLOAD_MERGE_MODES:
+        return PARTIAL_PAYLOAD_MERGE_MODES[payload_class]
     if payload_class not in PAYLOAD_MERGE_MODES:
         log.warning(f"{C.PAYLOAD_CLASS.key}={payload_class}: this engine does not run payload classes; records "
                     f"merge by COMMIT_TIME_ORDERING. Set {C.RECORD_MERGE_MODE.key} to say how they merge")

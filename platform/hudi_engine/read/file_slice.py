@@ -2,7 +2,7 @@
 the ``hudi`` data source's tasks and compaction. One task holds one file group's merge."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import pyarrow as pa
@@ -76,10 +76,11 @@ def logged_rows(storage: Storage, file_slice: FileSlice, schema: pa.Schema, how:
     if log is None or log.num_rows == 0:
         return schema.empty_table()
     spec, base = how.spec, None
-    if file_slice.base_file is not None and spec.event_time and spec.ordering_field:
-        columns = pa.schema([pa.field(RECORD_KEY, pa.string()), log.schema.field(spec.ordering_field)])
+    if file_slice.base_file is not None and spec.ordered:
+        columns = pa.schema([pa.field(RECORD_KEY, pa.string())] +
+                            [log.schema.field(name) for name in spec.ordering_fields])
         base = _base_columns(storage, file_slice.base_file.path, columns)
-    written = merge(base, log, MergeSpec(spec.ordering_field, False, spec.event_time)).written
+    written = merge(base, log, replace(spec, dedup=False)).written
     return conform(written.drop_columns([OP_COLUMN]), schema)
 
 
@@ -120,11 +121,25 @@ def _with_keys(table: pa.Table, how: SliceMerge | None) -> pa.Table:
 
 
 def _deleted_keys(keys: pa.Table, work: pa.Schema, spec: MergeSpec) -> pa.Table:
+    """The deleted keys with their ordering values in the ordering fields' columns (a struct of
+    several fields' values, Hudi's ArrayWrapper, split back into them); missing ones are null."""
     columns = {RECORD_KEY: keys["record_key"]}
-    ordering = spec.ordering_field
-    if ordering and ordering in work.names and "ordering_value" in keys.column_names:
+    fields = [f for f in spec.ordering_fields if f in work.names]
+    if len(fields) < len(spec.ordering_fields) or "ordering_value" not in keys.column_names:
+        return pa.table(columns)
+    value = keys["ordering_value"].combine_chunks()
+    struct = pa.types.is_struct(value.type)
+    if struct != (len(fields) > 1) or (struct and value.type.num_fields != len(fields)):
+        parts = [pa.nulls(keys.num_rows)] * len(fields)     # written under other ordering fields
+    elif struct:
+        valid = value.is_valid()
+        parts = [pc.if_else(valid, value.field(i), pa.nulls(keys.num_rows, value.field(i).type))
+                 for i in range(len(fields))]
+    else:
+        parts = [value]
+    for name, part in zip(fields, parts):
         try:
-            columns[ordering] = keys["ordering_value"].cast(work.field(ordering).type)
+            columns[name] = part.cast(work.field(name).type)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            columns[ordering] = pa.nulls(keys.num_rows, work.field(ordering).type)
+            columns[name] = pa.nulls(keys.num_rows, work.field(name).type)
     return pa.table(columns)

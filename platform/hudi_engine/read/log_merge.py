@@ -5,13 +5,13 @@ file always holds exactly what a snapshot read showed before.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..merge.record_merger import DELETE, OP_COLUMN, MergeSpec, deduplicate, merge
+from ..merge.record_merger import DELETE, OP_COLUMN, MergeSpec, deduplicate, merge, ordering_missing
 from ..schema.meta_fields import RECORD_KEY
 
 DATA, DELETES = "data", "delete"
@@ -42,15 +42,16 @@ def combine_log_records(parts: list[LogPart], spec: MergeSpec) -> pa.Table | Non
         return log
     log = _drop_superseded_by_deletes(log, spec)
     # Commit-time merging: the last write wins whatever its ordering value (Hudi's overwrite payload).
-    return deduplicate(log, MergeSpec(spec.ordering_field if spec.event_time else None, True, spec.event_time))
+    return deduplicate(log, replace(spec, ordering_fields=spec.ordering_fields if spec.event_time else (),
+                                    dedup=True))
 
 
 def _drop_superseded_by_deletes(log: pa.Table, spec: MergeSpec) -> pa.Table:
     """A delete with no ordering value of its own (or any delete under commit-time merging) ends
     every earlier version of its key; versions written after it live on."""
     deletes = pc.fill_null(pc.equal(log[OP_COLUMN], DELETE), False).to_numpy(zero_copy_only=False)
-    if spec.event_time and spec.ordering_field and spec.ordering_field in log.column_names:
-        deletes &= log[spec.ordering_field].is_null().to_numpy(zero_copy_only=False)
+    if spec.ordered:
+        deletes &= ordering_missing(log, spec.ordering_fields)
     if not deletes.any():
         return log
     n = log.num_rows
@@ -75,7 +76,7 @@ def merge_slice(base: pa.Table | None, parts: list[LogPart], spec: MergeSpec) ->
     combined = combine_log_records(parts, spec)
     if combined is None or combined.num_rows == 0:
         return base
-    result = merge(base, combined, MergeSpec(spec.ordering_field, False, spec.event_time))
+    result = merge(base, combined, replace(spec, dedup=False))
     written = result.written.drop_columns([OP_COLUMN])
     if base is None:
         return written

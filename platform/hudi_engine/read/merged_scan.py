@@ -21,7 +21,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 
-from ..merge.record_merger import is_delete
+from ..merge.record_merger import is_delete, ordering_struct
 from ..schema.meta_fields import RECORD_KEY
 from ..spark_files import received_indexes, spark_opens, task_indexes
 from ..storage import Storage
@@ -45,12 +45,13 @@ MAX_LOG_SHARE = 0.1
 def merges_in_spark(spark: SparkSession, table: HoodieTable, plan: ReadPlan) -> bool:
     """Whether Spark merges the slices with logs: their base files carry the record key (meta
     columns), the ordering field is a column, the logs are small beside the base files, and
-    Spark's Hadoop layer opens the storage."""
+    Spark's Hadoop layer opens the storage. Partial updates and CUSTOM mergers take columns from
+    the base rows they update, which only the Arrow merge has in hand."""
     how = plan.merge
-    if how is None or how.skip_merge or how.keygen is not None or RECORD_KEY not in plan.schema.names:
+    if (how is None or how.skip_merge or how.keygen is not None or how.spec.partial or how.spec.custom
+            or RECORD_KEY not in plan.schema.names):
         return False
-    ordering = how.spec.ordering_field
-    if how.spec.event_time and ordering and ordering not in plan.schema.names:
+    if how.spec.ordered and not set(how.spec.ordering_fields) <= set(plan.schema.names):
         return False
     slices = plan.merged_slices
     logs = sum(f.size for s in slices for f in s.log_files)
@@ -72,9 +73,12 @@ def merged_frame(spark: SparkSession, table: HoodieTable, plan: ReadPlan, base: 
         _LoggedKeys(table.storage, plan, tuple(with_base), keys_schema), from_arrow_schema(keys_schema))
     keys = F.broadcast(keys)
     survives = F.col(DELETED).isNull()
-    ordering = plan.merge.spec.ordering_field
+    fields = plan.merge.spec.ordering_fields
     if LOGGED_ORDERING in keys_schema.names:
-        survives = survives | (~F.col(DELETED) & (F.col(LOGGED_ORDERING) < F.col(ordering)))
+        # An update, or a delete carrying its ordering value, older than the base row leaves it; a
+        # delete without one (null) removes it. Spark compares structs field by field, as Hudi does.
+        stored = F.col(fields[0]) if len(fields) == 1 else F.struct(*[F.col(f) for f in fields])
+        survives = survives | (F.col(LOGGED_ORDERING) < stored)
     kept = (base.join(keys, [BASE_FILE, RECORD_KEY], "left_outer")
             .filter(F.coalesce(survives, F.lit(False)))
             .select(*plan.schema.names))
@@ -84,8 +88,10 @@ def merged_frame(spark: SparkSession, table: HoodieTable, plan: ReadPlan, base: 
 def _keys_schema(plan: ReadPlan) -> pa.Schema:
     spec = plan.merge.spec
     fields = [pa.field(BASE_FILE, pa.string()), pa.field(RECORD_KEY, pa.string()), pa.field(DELETED, pa.bool_())]
-    if spec.event_time and spec.ordering_field:
-        fields.append(pa.field(LOGGED_ORDERING, plan.schema.field(spec.ordering_field).type))
+    if spec.ordered:
+        types = [plan.schema.field(name).type for name in spec.ordering_fields]
+        fields.append(pa.field(LOGGED_ORDERING, types[0] if len(types) == 1 else
+                               pa.struct(list(zip(spec.ordering_fields, types)))))
     return pa.schema(fields)
 
 
@@ -100,7 +106,7 @@ class _LoggedKeys:
         self.storage, self.plan, self.slices, self.schema = storage, plan, slices, schema
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        ordering = self.plan.merge.spec.ordering_field
+        fields = self.plan.merge.spec.ordering_fields
         for index in received_indexes(batches):
             file_slice = self.slices[index]
             log = combined_log(self.storage, file_slice, self.plan.schema, self.plan.merge)
@@ -110,7 +116,8 @@ class _LoggedKeys:
             columns = [pa.array([name] * log.num_rows, pa.string()), log[RECORD_KEY].combine_chunks(),
                        pa.array(is_delete(log))]
             if LOGGED_ORDERING in self.schema.names:
-                columns.append(log[ordering].combine_chunks())
+                columns.append(log[fields[0]].combine_chunks() if len(fields) == 1 else
+                               ordering_struct(log, fields))
             yield from pa.table(columns, schema=self.schema).to_batches()
 
 

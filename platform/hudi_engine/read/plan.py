@@ -13,7 +13,9 @@ from ..expr.skipping import predicates
 from ..file_group.fs_view import FileSlice
 from ..file_group.log_scanner import Visibility
 from ..keygen import key_generator_from_config
-from ..merge.record_merger import MergeSpec, merge_mode
+from ..merge.custom import custom_merger_name
+from ..merge.partial import partial_update
+from ..merge.record_merger import MergeSpec, merge_mode, ordering_fields
 from ..metadata_table.reader import table_view
 from ..schema.avro import avro_to_arrow
 from ..schema.meta_fields import META_FIELDS
@@ -89,9 +91,8 @@ def slice_merge(table: HoodieTable, cfg: HoodieConfig, as_of: str | None) -> Sli
 
 
 def merge_spec(table: HoodieTable) -> MergeSpec:
-    ordering = table.config.get_str(C.PRECOMBINE_FIELD)
-    ordering = ordering.split(",")[0].strip() if ordering else None
-    return MergeSpec(ordering, True, merge_mode(table.config) == "EVENT_TIME_ORDERING")
+    return MergeSpec(ordering_fields(table.config), True, merge_mode(table.config) == "EVENT_TIME_ORDERING",
+                     partial_update(table.config), custom_merger_name(table.config))
 
 
 def incremental_commits(table: HoodieTable, cfg: HoodieConfig) -> list[Instant]:

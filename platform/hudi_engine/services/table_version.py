@@ -104,7 +104,8 @@ def eight_properties(props: dict[str, str]) -> dict[str, str]:
     out = {k: v for k, v in ordering_key_of_version(props, 8).items()
            if k not in (C.LEGACY_PAYLOAD_CLASS.key, C.PARTIAL_UPDATE_MODE.key)}
     out[C.PAYLOAD_CLASS.key] = props.get(C.LEGACY_PAYLOAD_CLASS.key) or mode_payload_class(mode)
-    out.update({**timeline_properties(8), **merge_properties(mode, 8)})
+    custom = props.get(C.RECORD_MERGE_CUSTOM_CLASSES.key) if mode == "CUSTOM" else None
+    out.update({**timeline_properties(8), **merge_properties(mode, 8, custom)})
     return out
 
 

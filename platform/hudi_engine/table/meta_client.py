@@ -7,6 +7,8 @@ from .. import config as C
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError, HoodieTableNotFoundError
 from ..file_group.fs_view import FileSystemView
+from ..merge.custom import custom_merger_name, strategy_id_of
+from ..merge.partial import IGNORE_DEFAULTS, partial_payload_class, partial_update
 from ..merge.record_merger import PAYLOAD_MERGE_MODES, merge_mode, mode_payload_class
 from ..storage import FileInfo, Storage
 from ..timeline.timeline import META_DIR, Timeline
@@ -42,8 +44,12 @@ def timeline_properties(version: int) -> dict[str, str]:
             C.TIMELINE_PATH.key: C.TIMELINE_PATH.default, C.TIMELINE_HISTORY_PATH.key: C.TIMELINE_HISTORY_PATH.default}
 
 
-def merge_properties(mode: str, version: int) -> dict[str, str]:
-    """How a table of version 8+ says its records merge: the mode, and (version 8) Hudi's strategy id."""
+def merge_properties(mode: str, version: int, custom: str | None = None) -> dict[str, str]:
+    """How a table of version 8+ says its records merge: the mode, and (version 8) Hudi's strategy id;
+    under CUSTOM, at either version, the merger's strategy id and (this engine's) its Python name."""
+    if custom is not None:
+        return {C.RECORD_MERGE_MODE.key: mode, C.RECORD_MERGE_STRATEGY_ID.key: strategy_id_of(custom),
+                C.RECORD_MERGE_CUSTOM_CLASSES.key: custom}
     return {C.RECORD_MERGE_MODE.key: mode, **({C.RECORD_MERGE_STRATEGY_ID.key: MERGE_STRATEGY_IDS[mode]}
                                               if version < 9 else {})}
 
@@ -117,12 +123,20 @@ class HoodieTable:
         props[C.KEYGEN_CLASS.key] = keygen_class
         props[C.CREATE_SCHEMA.key] = create_schema
         mode = merge_mode(options)
+        custom = custom_merger_name(options)
+        if custom is not None and version < 8:
+            raise HoodieConfigError(
+                f"{C.RECORD_MERGE_MODE.key}=CUSTOM needs table version 8 or 9 (Hudi 1.x's merge modes); "
+                f"set {C.WRITE_TABLE_VERSION.key}=9")
         if version < 9:           # Hudi 1.1 says it with the merge mode alone
             given = options.get_str(C.PAYLOAD_CLASS) if options.contains(C.PAYLOAD_CLASS) else None
-            props[C.PAYLOAD_CLASS.key] = given if PAYLOAD_MERGE_MODES.get(given or "") == mode else mode_payload_class(mode)
+            props[C.PAYLOAD_CLASS.key] = (partial_payload_class(mode) if partial_update(options) else given
+                                          if PAYLOAD_MERGE_MODES.get(given or "") == mode else mode_payload_class(mode))
+        elif partial_update(options):   # Hudi 1.1 says it with the partial update mode
+            props[C.PARTIAL_UPDATE_MODE.key] = IGNORE_DEFAULTS
         props[C.TABLE_CHECKSUM.key] = table_checksum(props[C.DATABASE_NAME.key], props[C.TABLE_NAME.key])
         if version >= 8:          # Hudi 1.x: the merge mode is the table's
-            props.update({C.INITIAL_TABLE_VERSION.key: str(version), **merge_properties(mode, version)})
+            props.update({C.INITIAL_TABLE_VERSION.key: str(version), **merge_properties(mode, version, custom)})
         props = ordering_key_of_version(props, version)
         if version >= 9:          # Hudi 1.1: the format plugin
             props[C.TABLE_FORMAT.key] = C.TABLE_FORMAT.default

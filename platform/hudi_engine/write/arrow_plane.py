@@ -64,7 +64,7 @@ class ArrowPlane:
         return pc.unique(rows[column]).to_pylist()
 
     def dedup(self, prepared: pa.Table) -> pa.Table:
-        spec = MergeSpec(self.job.ordering, True, False)
+        spec = MergeSpec(self.job.ordering, True, False, self.job.partial, self.job.custom)
         return deduplicate(prepared, spec, by=(RECORD_KEY, PARTITION_PATH))
 
     def assign_inserts(self, inserts: pa.Table, buckets: Sequence[InsertBucket]) -> pa.Table:

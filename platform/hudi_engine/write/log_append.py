@@ -14,7 +14,7 @@ from ..file_group.base_file import WriteContext, ensure_partition_metadata, writ
 from ..file_group.fs_view import FileSlice
 from ..file_group.log_file import LogWriter, avro_data_block, delete_block, parquet_data_block
 from ..file_group.markers import marker_path
-from ..merge.record_merger import OP_COLUMN, MergeSpec, deduplicate, is_delete
+from ..merge.record_merger import MergeSpec, deduplicate, is_delete, operation_deletes_unordered, ordering_struct
 from ..schema.arrow import conform, repeat_string
 from ..schema.meta_fields import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, PARTITION_PATH, RECORD_KEY
 
@@ -113,11 +113,11 @@ class AppendFileGroup:
         """Keys for the delete block. Deletes from the delete operation carry no ordering value
         (Hudi's natural order: they win); records flagged ``_hoodie_is_deleted`` carry theirs."""
         keys = {"record_key": removed[RECORD_KEY], "partition_path": removed[PARTITION_PATH]}
-        field = self.spec.ordering_field
-        if field and field in removed.column_names:
-            operation_delete = pc.fill_null(pc.equal(removed[OP_COLUMN], "D"), False)
-            keys["ordering_value"] = pc.if_else(operation_delete, pa.nulls(removed.num_rows, removed[field].type),
-                                                removed[field])
+        fields = self.spec.ordering_fields
+        if fields and all(f in removed.column_names for f in fields):
+            removed = operation_deletes_unordered(removed, self.spec)
+            keys["ordering_value"] = (removed[fields[0]] if len(fields) == 1 else
+                                      ordering_struct(removed, fields))
         return pa.table(keys)
 
 

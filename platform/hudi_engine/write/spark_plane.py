@@ -75,8 +75,11 @@ class SparkPlane:
     def dedup(self, prepared: DataFrame) -> DataFrame:
         from pyspark.sql.window import Window
 
-        ordering = self.job.ordering
-        order = [F.col(ordering).desc()] if ordering else []
+        if self.job.partial or self.job.custom:
+            # Partial updates and CUSTOM mergers combine a key's versions, in each file group's
+            # merge task (all of a key's records go to one), not by a window that keeps only one.
+            return prepared
+        order = [F.col(name).desc() for name in self.job.ordering]
         w = Window.partitionBy(RECORD_KEY, PARTITION_PATH).orderBy(*order, F.monotonically_increasing_id().desc())
         return prepared.withColumn("_rn", F.row_number().over(w)).filter("_rn = 1").drop("_rn")
 

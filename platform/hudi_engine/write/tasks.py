@@ -18,7 +18,7 @@ from ..file_group.base_file import BaseFileWriter, WriteContext, continued_filte
 from ..file_group.naming import new_file_id
 from ..file_group.tasks import stats_batch, task_identity
 from ..keygen import KeyGenerator
-from ..merge.record_merger import OP_COLUMN, MergeSpec, merge
+from ..merge.record_merger import OP_COLUMN, MergeSpec, merge, operation_deletes_unordered
 from ..schema.arrow import conform, repeat_string
 from ..schema.meta_fields import PARTITION_PATH, RECORD_KEY
 from .cdc_log import cdc_mode, write_cdc_log
@@ -37,7 +37,7 @@ class Prepare:
     """Adds record key and partition path; refuses records Hudi could not store. An input may mark
     its own deletes in ``OP_COLUMN`` ("D"), so one upsert also deletes (SQL's MERGE INTO)."""
     keygen: KeyGenerator
-    ordering_field: str | None
+    ordering_fields: tuple[str, ...]
     delete_op: bool
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -47,16 +47,16 @@ class Prepare:
                 ops = pc.fill_null(batch.column(OP_COLUMN), "U")
                 batch = batch.drop_columns([OP_COLUMN])
             self.keygen.validate(batch)
-            if self.ordering_field and not self.delete_op:
-                nulls = batch.column(self.ordering_field).is_null()
+            for field in self.ordering_fields if not self.delete_op else ():
+                nulls = batch.column(field).is_null()
                 if ops is not None:
                     nulls = pc.and_(nulls, pc.not_equal(ops, "D"))
                 if pc.any(nulls).as_py():
                     row = int(np.argmax(nulls.to_numpy(zero_copy_only=False)))
                     raise HoodieValidationError(
-                        f"ordering field '{self.ordering_field}' is null in record {_describe(batch, row)}; "
+                        f"ordering field '{field}' is null in record {_describe(batch, row)}; "
                         "every record needs a value to decide which version wins "
-                        "(fill it, or drop hoodie.datasource.write.precombine.field)")
+                        "(fill it, or drop hoodie.table.ordering.fields)")
             keys = self.keygen.record_keys(batch)
             paths = self.keygen.partition_paths(batch)
             out = batch.append_column(RECORD_KEY, keys).append_column(PARTITION_PATH, paths)
@@ -92,7 +92,7 @@ class WriteFileGroup:
             stored, footer = read_base_file_and_footer(self.ctx.storage, target.base_path)
             stored = conform(stored, self.ctx.file_schema)
             bloom = continued_filter(footer, self.ctx.config)
-        result = merge(stored, incoming, self.spec)
+        result = merge(stored, operation_deletes_unordered(incoming, self.spec), self.spec)
         writer = BaseFileWriter(self.ctx, target.partition, file_id, token,
                                 "MERGE" if target.base_path else "CREATE", target.prev_commit, bloom)
         no_keys = pa.array([], pa.string())

@@ -29,7 +29,9 @@ from ..file_group.fs_view import FileSlice
 from ..file_group.markers import marked_data_files
 from ..index.tagging import BUCKET, check_engine, index_type, is_consistent_hashing
 from ..keygen import key_generator_from_config
-from ..merge.record_merger import OP_COLUMN, MergeSpec, merge_mode
+from ..merge.custom import custom_merger_name
+from ..merge.partial import partial_update
+from ..merge.record_merger import OP_COLUMN, MergeSpec, merge_mode, ordering_fields
 from ..metadata_table.reader import table_view
 from ..schema.avro import (add_meta_fields, arrow_schema_compatible, arrow_to_avro, avro_to_arrow,
                            reconcile_nullability, to_json)
@@ -200,7 +202,9 @@ class WriteJob:
             self.df = df.drop(*meta)
             self.plane = SparkPlane(self, self.df)
         self.keygen = key_generator_from_config(cfg)
-        self.ordering = cfg.get_str(C.PRECOMBINE_FIELD)
+        self.ordering = ordering_fields(cfg)
+        self.partial = partial_update(cfg)
+        self.custom = custom_merger_name(cfg)
         self.index = index_type(cfg)
         self.consistent = is_consistent_hashing(cfg)
         # Conflicts under the simple bucket engine are by bucket number; consistent buckets' file
@@ -307,9 +311,10 @@ class WriteJob:
                 raise HoodieValidationError(
                     f"field '{field}' (a record key or partition field) is not in the input; "
                     f"its columns are {sorted(columns)}")
-        if self.ordering and self.operation != "delete" and self.ordering.split(".")[0] not in columns:
+        missing = [f for f in self.ordering if f.split(".")[0] not in columns]
+        if missing and self.operation != "delete":
             raise HoodieValidationError(
-                f"ordering field '{self.ordering}' (hoodie.datasource.write.precombine.field) is not "
+                f"ordering field '{missing[0]}' ({C.PRECOMBINE_FIELD.key}={','.join(self.ordering)}) is not "
                 f"in the input; its columns are {sorted(columns)}. Add the column or unset the option")
 
     def _write_schema(self) -> pa.Schema:
@@ -371,7 +376,7 @@ class WriteJob:
     def file_group_writer(self, targets: dict[str, Target], appends: dict) -> WriteFileGroup:
         """The per-file-group merge and write (or log append) either plane runs."""
         spec = MergeSpec(self.ordering, self.combine(),
-                         merge_mode(self.cfg) == "EVENT_TIME_ORDERING")
+                         merge_mode(self.cfg) == "EVENT_TIME_ORDERING", self.partial, self.custom)
         return WriteFileGroup(self.ctx, targets, spec,
                               AppendFileGroup(self.ctx, appends, spec) if appends else None)
 

@@ -9,7 +9,9 @@ tables of version 6 and later do not hold; they are not read here.
 Hudi writes ``IntWrapper(0)`` for a delete without an ordering value and its log reader treats an
 ordering value equal to ``Integer 0`` as "no ordering: the delete wins by arrival order". Here both
 that sentinel and an Avro null read as a null ``ordering_value``, and a null is written as
-``IntWrapper(0)``; any other value reads back in its natural Arrow type.
+``IntWrapper(0)``; any other value reads back in its natural Arrow type. Several ordering fields
+(Hudi 1.1) make an ``ArrayWrapper`` of the values' wrappers, the union's last branch; here a struct
+``ordering_value`` (fields in ordering order) reads and writes as one.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from typing import Mapping
 
 import fastavro
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .avro_encode import concatenated, constant, encode_column, encode_long, encode_tagged, join
 from .block import LogBlock
@@ -43,6 +46,11 @@ _WRAPPERS = [
     ("TimestampMicrosWrapper", "long", pa.timestamp("us", tz="UTC")),
 ]
 _OPTIONAL_STRING = ["null", "string"]
+_WRAPPER_RECORDS = [{"type": "record", "name": name, "fields": [{"name": "value", "type": value}]}
+                    for name, value, _ in _WRAPPERS]
+_ARRAY_WRAPPER = {"type": "record", "name": "ArrayWrapper", "fields": [
+    {"name": "wrappedValues", "default": None, "type": [
+        "null", {"type": "array", "items": ["null"] + [f"{_NAMESPACE}.{name}" for name, _, _ in _WRAPPERS]}]}]}
 _LIST_SCHEMA = fastavro.parse_schema({
     "type": "record", "name": "HoodieDeleteRecordList", "namespace": _NAMESPACE,
     "fields": [{"name": "deleteRecordList", "type": {"type": "array", "items": {
@@ -50,13 +58,13 @@ _LIST_SCHEMA = fastavro.parse_schema({
         "fields": [
             {"name": "recordKey", "type": _OPTIONAL_STRING, "default": None},
             {"name": "partitionPath", "type": _OPTIONAL_STRING, "default": None},
-            {"name": "orderingVal", "default": None, "type": ["null"] + [
-                {"type": "record", "name": name, "fields": [{"name": "value", "type": value}]}
-                for name, value, _ in _WRAPPERS]},
+            {"name": "orderingVal", "default": None, "type": ["null"] + _WRAPPER_RECORDS + [_ARRAY_WRAPPER]},
         ]}}}],
 })
 _BRANCH_BY_NAME = {f"{_NAMESPACE}.{name}": i for i, (name, _, _) in enumerate(_WRAPPERS, start=1)}
 _INT_WRAPPER = _BRANCH_BY_NAME[f"{_NAMESPACE}.IntWrapper"]
+_ARRAY_BRANCH = len(_WRAPPERS) + 1
+_ARRAY_WRAPPER_NAME = f"{_NAMESPACE}.ArrayWrapper"
 _NO_ORDERING = encode_long(_INT_WRAPPER) + encode_long(0)   # IntWrapper(0)
 
 
@@ -101,9 +109,25 @@ def delete_block_keys(block: LogBlock) -> pa.Table:
 def _ordering_values(values: pa.Array | None, n: int) -> pa.Array:
     if values is None or values.null_count == n:
         return constant(_NO_ORDERING, n)
+    if pa.types.is_struct(values.type):
+        return _array_wrappers(values, n)
     branch = _branch_for(values.type)
     _, value_type, arrow_type = _WRAPPERS[branch - 1]
     return encode_tagged(values.cast(arrow_type), branch, value_type, _NO_ORDERING)
+
+
+def _array_wrappers(values: pa.StructArray, n: int) -> pa.Array:
+    """ArrayWrapper(wrappedValues=[wrapper per field]); a null struct is the natural delete."""
+    k = values.type.num_fields
+    head = encode_long(_ARRAY_BRANCH) + encode_long(1) + encode_long(k)   # branch, non-null array, count
+    items = []
+    for i in range(k):
+        field = values.field(i)
+        branch = _branch_for(field.type)
+        _, value_type, arrow_type = _WRAPPERS[branch - 1]
+        items.append(encode_tagged(field.cast(arrow_type), branch, value_type, b"\x00"))
+    rows = join(constant(head, n), *items, constant(b"\x00", n))
+    return pc.if_else(values.is_valid(), rows, constant(_NO_ORDERING, n))
 
 
 def _branch_for(t: pa.DataType) -> int:
@@ -133,7 +157,9 @@ def _branch_for(t: pa.DataType) -> int:
     return _BRANCH_BY_NAME[f"{_NAMESPACE}.{name}"]
 
 
-def _ordering_column(raw: list) -> pa.Array:
+def _ordering_column(raw: list, zero_is_missing: bool = True) -> pa.Array:
+    if any(item is not None and item[0] == _ARRAY_WRAPPER_NAME for item in raw):
+        return _ordering_struct(raw)
     values, branches = [], set()
     for item in raw:
         if item is None:
@@ -141,7 +167,7 @@ def _ordering_column(raw: list) -> pa.Array:
             continue
         name, wrapped = item
         branch = _BRANCH_BY_NAME[name]
-        if branch == _INT_WRAPPER and wrapped["value"] == 0:   # no ordering value
+        if zero_is_missing and branch == _INT_WRAPPER and wrapped["value"] == 0:   # no ordering value
             values.append(None)
             continue
         branches.add(branch)
@@ -151,3 +177,14 @@ def _ordering_column(raw: list) -> pa.Array:
     if len(branches) > 1:
         return pa.array([None if v is None else str(v) for v in values], pa.string())
     return pa.array(values, _WRAPPERS[branches.pop() - 1][2])
+
+
+def _ordering_struct(raw: list) -> pa.Array:
+    """ArrayWrapper values as a struct (fields ``0``, ``1``, ...); any other row is null."""
+    rows = [item[1]["wrappedValues"] or [] if item is not None and item[0] == _ARRAY_WRAPPER_NAME else None
+            for item in raw]
+    width = max(len(r) for r in rows if r is not None)
+    children = [_ordering_column([r[i] if r is not None and i < len(r) else None for r in rows],
+                                 zero_is_missing=False) for i in range(width)]
+    return pa.StructArray.from_arrays(children, [str(i) for i in range(width)],
+                                      mask=pa.array([r is None for r in rows]))

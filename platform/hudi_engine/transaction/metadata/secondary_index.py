@@ -281,8 +281,10 @@ def entry_changes(spark, table: HoodieTable, instant: str, meta: dict, indexes: 
         return None
     schema = table_schema(table)
     spec = merge_spec(table)
-    names = [RECORD_KEY] + [n for n in (spec.ordering_field,) if n and n in schema.names]
+    names = [RECORD_KEY] + [n for n in spec.ordering_fields if n in schema.names]
     names += [i.column for i in indexes if i.column not in names]
+    if spec.custom:     # a Python merger may read any column
+        names += [n for n in schema.names if n not in names]
     timeline = table.timeline
     visible = Visibility(frozenset([i.timestamp for i in timeline.completed_writes()] + [instant]), timeline.start)
     task = GroupChanges(table.storage, tuple(groups), pa.schema([schema.field(n) for n in names]), tuple(indexes),

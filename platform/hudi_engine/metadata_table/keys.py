@@ -145,7 +145,7 @@ def file_group_indexes(record_keys: pa.Array, num_file_groups: int) -> np.ndarra
 def file_group_id(partition_type: PartitionType, index: int, partition_name: str | None = None) -> str:
     """``getFileIDForFileGroup``: ``<prefix><index:04d>-0``. Secondary (and expression) indexes use
     their own partition name, ``_`` turned into ``-``, as prefix."""
-    if partition_type is SECONDARY_INDEX:
+    if partition_type == SECONDARY_INDEX:      # equal, not identical: it may come pickled to a Spark task
         if not partition_name:
             raise ValueError("a secondary index file group needs its partition name")
         return f"{partition_name.replace('_', '-')}-{index:04d}-0"

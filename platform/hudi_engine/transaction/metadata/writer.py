@@ -9,11 +9,9 @@ deletes it, as Hudi does. Partitions are built one at a time and listed in the d
 """
 from __future__ import annotations
 
-import json
 import logging
 import math
 from dataclasses import dataclass
-from typing import Iterator
 
 import pyarrow as pa
 
@@ -25,6 +23,7 @@ from ...file_group.log_scanner import Visibility
 from ...file_group.naming import parse_base_file_name, parse_log_file_name
 from ...metadata_table.codec import SCHEMA_JSON, combine_batch, split
 from ...metadata_table.file_groups import write_base, write_log
+from ...metadata_table.keys import RECORD_INDEX as RECORD_INDEX_TYPE
 from ...metadata_table.keys import (
     ALL_PARTITIONS_KEY,
     PARTITION_TYPES,
@@ -47,11 +46,10 @@ from ...metadata_table.layout import (
     set_table_partitions,
     wanted_partitions,
 )
-from ...metadata_table.reader import MetadataReader, table_view
+from ...metadata_table.reader import MetadataReader
 from ...metadata_table.records import encode, partitions_of, record_index_record
 from ...schema.avro import avro_to_arrow
 from ...schema.meta_fields import META_FIELDS, RECORD_KEY
-from ...storage import Storage
 from ...table.meta_client import PROPERTIES_FILE, HoodieTable
 from ...table.properties import read_properties_text
 from ...timeline.commit_metadata import commit_metadata
@@ -60,7 +58,9 @@ from ..commit import complete
 from ..rollback import rollback
 from . import partition_stats
 from .changes import Changes, clean_changes, commit_changes, rollback_changes
+from .commit_view import EMPTY_VIEW, commit_view
 from .compaction import compact_if_due
+from .group_writes import ENCODED, PartitionFiles, write_file_groups
 from .record_index import key_changes, local_key_changes, snapshot_locations, written_files
 from .secondary_index import build_index, built_indexes, entry_changes, kept_partitions, missing_indexes, write_changes
 
@@ -245,99 +245,40 @@ def _file_group_id(partition: str, index: int) -> str:
 
 @dataclass(frozen=True)
 class _EncodeChanges:
-    """Record-index changes → (file group, key, encoded record, deleted); each live key is
-    recorded as in its file group since the data instant ``since``."""
+    """Record-index changes (CHANGE_SCHEMA) → ENCODED rows; each live key is recorded as in its
+    file group since the data instant ``since``."""
     count: int
     since: str
 
-    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def __call__(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         # A stored value leaves its key out (the HFile key holds it), so every key of one file
         # group has the same value: encoded once per (partition, file id).
         encoded: dict[tuple[str, str], bytes] = {}
-        for batch in batches:
-            keys = batch.column(0)
-            parts, fids = batch.column(1).to_pylist(), batch.column(2).to_pylist()
-            deleted = batch.column(3).to_pylist()
-            values = []
-            for k, p, f, d in zip(keys.to_pylist(), parts, fids, deleted):
-                if d:
-                    values.append(b"")
-                    continue
-                if (p, f) not in encoded:
-                    encoded[(p, f)] = encode(record_index_record(k, p, f, self.since))
-                values.append(encoded[(p, f)])
-            yield pa.RecordBatch.from_arrays(
-                [pa.array(file_group_indexes(keys, self.count), pa.int32()), keys,
-                 pa.array(values, pa.binary()), pa.array(deleted, pa.bool_())], schema=_ENCODED)
+        keys = batch.column(0)
+        parts, fids = batch.column(1).to_pylist(), batch.column(2).to_pylist()
+        deleted = batch.column(3).to_pylist()
+        values: list[bytes | None] = []
+        for k, p, f, d in zip(keys.to_pylist(), parts, fids, deleted):
+            if d:
+                values.append(None)
+                continue
+            if (p, f) not in encoded:
+                encoded[(p, f)] = encode(record_index_record(k, p, f, self.since))
+            values.append(encoded[(p, f)])
+        return pa.RecordBatch.from_arrays(
+            [pa.array(file_group_indexes(keys, self.count), pa.int32()), keys,
+             pa.array(values, pa.binary()), pa.array(deleted, pa.bool_())], schema=ENCODED)
 
 
-_ENCODED = pa.schema([("fg", pa.int32()), ("key", pa.string()), ("value", pa.binary()), ("deleted", pa.bool_())])
-
-
-@dataclass(frozen=True)
-class _WriteGroup:
-    storage: Storage
-    instant: str
-    base_instants: dict[int, str] | None
-
-    def __call__(self, key, data: pa.Table) -> pa.Table:
-        import pyarrow.compute as pc
-
-        fg = int(key[0].as_py())
-        # A key moved partition in this instant is a delete and an insert: the insert wins.
-        order = pc.sort_indices(data, sort_keys=[("key", "ascending"), ("deleted", "ascending")])
-        data = data.take(order)
-        keys, values = data.column("key").to_pylist(), data.column("value").to_pylist()
-        deleted = data.column("deleted").to_pylist()
-        items, deletes, last = [], [], None
-        for k, v, d in zip(keys, values, deleted):
-            if k != last:
-                if d:
-                    deletes.append(k)
-                else:
-                    items.append((k.encode("utf-8"), v))
-                last = k
-        fid = _file_group_id(RECORD_INDEX, fg)
-        if self.base_instants is None:
-            stat = write_base(self.storage, RECORD_INDEX, fid, self.instant, _task_token(), items)
-        else:
-            stat = write_log(self.storage, RECORD_INDEX, fid, self.base_instants[fg], self.instant, _task_token(),
-                             items, deletes)
-        return pa.table({"stat": [json.dumps(stat)]})
-
-
-def _task_token() -> str:
-    from ...file_group.tasks import task_identity
-
-    return task_identity()[1]
+_RECORD_INDEX_FILES = PartitionFiles(RECORD_INDEX_TYPE, RECORD_INDEX)
 
 
 def _write_changes(spark, mdt: HoodieTable, instant: str, changes, count: int,
                    base_instants: dict[int, str] | None, since: str | None = None) -> list[dict]:
     """``changes`` (CHANGE_SCHEMA rows) into the record index's file groups at ``instant``, live
-    keys recorded since ``since`` (the instant itself by default): a Spark DataFrame is written by
-    one task per file group, an Arrow table in this process."""
-    fn = _WriteGroup(mdt.storage, instant, base_instants)
-    if isinstance(changes, pa.Table):
-        import pyarrow.compute as pc
-
-        encoded = pa.Table.from_batches(list(_EncodeChanges(count, since or instant)(iter(changes.to_batches()))), _ENCODED)
-        groups = sorted(set(encoded.column("fg").to_pylist()))
-        rows = [fn((pa.scalar(fg, pa.int32()),), encoded.filter(pc.equal(encoded.column("fg"), fg)))
-                for fg in groups]
-        stats = [json.loads(t.column("stat")[0].as_py()) for t in rows]
-    else:
-        from pyspark.sql.pandas.types import from_arrow_schema
-
-        encoded = changes.mapInArrow(_EncodeChanges(count, since or instant), from_arrow_schema(_ENCODED))
-        rows = encoded.groupBy("fg").applyInArrow(lambda key, data: fn(key, data), "stat string").collect()
-        stats = [json.loads(r[0]) for r in rows]
-    if base_instants is None:       # every file group exists from the start, even an empty one
-        written = {s["fileId"] for s in stats}
-        for i in range(count):
-            if _file_group_id(RECORD_INDEX, i) not in written:
-                stats.append(write_base(mdt.storage, RECORD_INDEX, _file_group_id(RECORD_INDEX, i), instant, TOKEN, []))
-    return stats
+    keys recorded since ``since`` (the instant itself by default)."""
+    return write_file_groups(spark, mdt, _RECORD_INDEX_FILES, instant, changes, _EncodeChanges(count, since or instant),
+                             count, base_instants)
 
 
 def _complete(mdt: HoodieTable, instant: Instant, stats: list[dict], operation: str, begin: bool) -> None:
@@ -414,22 +355,23 @@ def sync_commit(table: HoodieTable, instant: str, meta: dict, spark=None, option
     columns = indexed_columns(table)
     changes = commit_changes(sync.partitions, table.storage, instant, meta, columns,
                              None if keys_in_process else spark)
+    # The table's slices before and after this action: one listing, for every index that needs them.
+    needs_view = any(p in sync.partitions for p in (PARTITION_STATS, RECORD_INDEX))
+    view = commit_view(table, instant, meta, changes.written_files()) if needs_view else EMPTY_VIEW
     if PARTITION_STATS in sync.partitions:
         reader = MetadataReader(table, sync.mdt, sync.partitions)
-        changes.records[PARTITION_STATS] += partition_stats.commit_records(table, instant, meta, changes, columns,
-                                                                           reader)
+        changes.records[PARTITION_STATS] += partition_stats.commit_records(table, meta, changes, columns, reader, view)
     rli = secondary = None
     if RECORD_INDEX in sync.partitions and not meta.get("compacted"):
-        latest = table_view(table).latest_file_slices()
-        previous = {(s.partition, s.file_id): s.base_file.path for s in latest if s.base_file is not None}
+        previous = {key: s.base_file.path for key, s in view.before.items() if s.base_file is not None}
         files = written_files(meta, previous, all_keys_moved)
         if spark is None or keys_in_process:
             rli = local_key_changes(table.storage, instant, files)
         else:
             rli = key_changes(spark, table.storage, instant, files)
         if not all_keys_moved:      # clustering moves rows, changing no value
-            secondary = entry_changes(spark, table, instant, meta, built_indexes(table, sync.partitions),
-                                      {(s.partition, s.file_id): s for s in latest}, spark is None or keys_in_process)
+            secondary = entry_changes(spark, table, instant, meta, built_indexes(table, sync.partitions), view,
+                                      spark is None or keys_in_process)
     sync.run(changes, rli, secondary)
 
 

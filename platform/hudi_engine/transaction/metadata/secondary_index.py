@@ -90,7 +90,7 @@ def write_entries(spark, mdt: HoodieTable, index: BuiltIndex, instant: str, rows
 
 
 # --- building an index -----------------------------------------------------------------------------
-def _build_instant(mdt: HoodieTable) -> str:
+def index_build_instant(mdt: HoodieTable) -> str:
     """A metadata instant of its own for the build, from the zero time as Hudi 1.x initializes a
     partition (readers trust it without a data instant): past the ones taken, and past the four
     Hudi builds as a table is created (its fixture's first index is ``…004``)."""
@@ -108,7 +108,7 @@ def build_index(spark, table: HoodieTable, definition: IndexDefinition, file_gro
     mdt = open_mdt(table)
     assert mdt is not None
     index = BuiltIndex(definition.name, definition.source_fields[0], definition.index_version)
-    instant = _build_instant(mdt)
+    instant = index_build_instant(mdt)
     log.info(f"building secondary index {definition.user_name} of {table.name} on {index.column} at {instant}")
     rows = read(spark, table.base_path).select(RECORD_KEY, index.column)
     entry_rows = rows.mapInArrow(_Entries(), _spark_schema(CHANGE_SCHEMA)).persist()

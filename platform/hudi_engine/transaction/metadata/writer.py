@@ -23,6 +23,7 @@ from ...file_group.log_scanner import Visibility
 from ...file_group.naming import parse_base_file_name, parse_log_file_name
 from ...metadata_table.codec import SCHEMA_JSON, combine_batch, split
 from ...metadata_table.file_groups import write_base, write_log
+from ...metadata_table.keys import EXPRESSION_INDEX
 from ...metadata_table.keys import RECORD_INDEX as RECORD_INDEX_TYPE
 from ...metadata_table.keys import (
     ALL_PARTITIONS_KEY,
@@ -46,7 +47,8 @@ from ...metadata_table.layout import (
     set_table_partitions,
     wanted_partitions,
 )
-from ...metadata_table.reader import MetadataReader
+from ...metadata_table.index_defs import IndexDefinition, is_expression_index_partition
+from ...metadata_table.reader import MetadataReader, table_view
 from ...metadata_table.records import encode, partitions_of, record_index_record
 from ...schema.avro import avro_to_arrow
 from ...schema.meta_fields import META_FIELDS, RECORD_KEY
@@ -60,9 +62,25 @@ from . import partition_stats
 from .changes import Changes, clean_changes, commit_changes, rollback_changes
 from .commit_view import EMPTY_VIEW, commit_view
 from .compaction import compact_if_due
+from .expression_index import (
+    built_expression_indexes,
+    clean_tombstones,
+    index_records,
+    kept_expression_partitions,
+    missing_expression_indexes,
+)
+from .expression_index import written_files as expression_written_files
 from .group_writes import ENCODED, PartitionFiles, write_file_groups
 from .record_index import key_changes, local_key_changes, snapshot_locations, written_files
-from .secondary_index import build_index, built_indexes, entry_changes, kept_partitions, missing_indexes, write_changes
+from .secondary_index import (
+    build_index,
+    built_indexes,
+    entry_changes,
+    index_build_instant,
+    kept_partitions,
+    missing_indexes,
+    write_changes,
+)
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +120,7 @@ def ensure_metadata(spark, table: HoodieTable, cfg: HoodieConfig) -> HoodieTable
     have = current_partitions(table)
     if not wanted:
         return delete_mdt(table) if (have or mdt_storage(table).exists("")) else table
-    dropped = [p for p in have if p not in wanted + kept_partitions(have, wanted, cfg)]
+    dropped = [p for p in have if p not in wanted + kept_partitions(have, wanted, cfg) + kept_expression_partitions(have)]
     if dropped:
         storage = mdt_storage(table)
         for p in dropped:
@@ -112,7 +130,8 @@ def ensure_metadata(spark, table: HoodieTable, cfg: HoodieConfig) -> HoodieTable
     missing = [p for p in ORDER if p in wanted and p not in have]
     if missing:
         table = _build(spark, table, have, missing, cfg)
-    return build_secondary_indexes(spark, table, missing_indexes(table, current_partitions(table), cfg), cfg)
+    table = build_secondary_indexes(spark, table, missing_indexes(table, current_partitions(table), cfg), cfg)
+    return build_expression_indexes(spark, table, missing_expression_indexes(table, current_partitions(table)), cfg)
 
 
 def build_secondary_indexes(spark, table: HoodieTable, definitions: list, cfg: HoodieConfig) -> HoodieTable:
@@ -121,6 +140,28 @@ def build_secondary_indexes(spark, table: HoodieTable, definitions: list, cfg: H
     for definition in definitions:
         table = set_table_partitions(table, current_partitions(table), inflight=[definition.name])
         build_index(spark, table, definition, lambda n: _file_group_count(RECORD_INDEX, cfg, n))
+        table = set_table_partitions(table, current_partitions(table) + [definition.name])
+    return table
+
+
+def build_expression_indexes(spark, table: HoodieTable, definitions: list[IndexDefinition],
+                             cfg: HoodieConfig) -> HoodieTable:
+    """Build each expression index's partition from every file of the latest file slices (one
+    task per file), in a metadata delta commit of its own, and list it once complete."""
+    for definition in definitions:
+        table = set_table_partitions(table, current_partitions(table), inflight=[definition.name])
+        mdt = open_mdt(table)
+        assert mdt is not None
+        instant = index_build_instant(mdt)
+        log.info(f"building expression index {definition.user_name} of {table.name} at {instant}")
+        timeline = table.timeline
+        files = [(f.path, f.size) for s in table_view(table).latest_file_slices()
+                 for f in ([s.base_file] if s.base_file is not None else []) + s.log_files]
+        visible = Visibility(frozenset(i.timestamp for i in timeline.completed_writes()), timeline.start)
+        records = index_records(spark, table, [definition], files, visible, instant, cfg, in_process=False)
+        stats = _write_groups(mdt, definition.name, instant, cfg.get(C.METADATA_EXPRESSION_INDEX_FILE_GROUP_COUNT),
+                              records.get(definition.name, []), base_instants=None)
+        _complete(mdt, Instant(instant, DELTA_COMMIT, State.REQUESTED), stats, "bulk_insert", begin=True)
         table = set_table_partitions(table, current_partitions(table) + [definition.name])
     return table
 
@@ -240,6 +281,8 @@ def _write_groups(mdt: HoodieTable, partition: str, instant: str, count: int, re
 
 
 def _file_group_id(partition: str, index: int) -> str:
+    if is_expression_index_partition(partition):
+        return file_group_id(EXPRESSION_INDEX, index, partition)
     return file_group_id(next(t for t in PARTITION_TYPES if t.path == partition), index)
 
 
@@ -361,6 +404,13 @@ def sync_commit(table: HoodieTable, instant: str, meta: dict, spark=None, option
     if PARTITION_STATS in sync.partitions:
         reader = MetadataReader(table, sync.mdt, sync.partitions)
         changes.records[PARTITION_STATS] += partition_stats.commit_records(table, meta, changes, columns, reader, view)
+    expression = built_expression_indexes(table, sync.partitions)
+    if expression:
+        cfg = HoodieConfig({**table.props, **(options or {})})
+        found = index_records(spark, table, expression, expression_written_files(meta), Visibility(frozenset({instant})),
+                              instant, cfg, spark is None or keys_in_process)
+        for partition, records in found.items():
+            changes.records[partition] += records
     rli = secondary = None
     if RECORD_INDEX in sync.partitions and not meta.get("compacted"):
         previous = {key: s.base_file.path for key, s in view.before.items() if s.base_file is not None}
@@ -378,7 +428,11 @@ def sync_commit(table: HoodieTable, instant: str, meta: dict, spark=None, option
 def sync_clean(table: HoodieTable, instant: str, clean_meta: dict, options: dict | None = None) -> None:
     sync = _Sync(table, instant, options=options)
     if sync.active:
-        sync.run(clean_changes(sync.partitions, clean_meta, indexed_columns(table), instant))
+        changes = clean_changes(sync.partitions, clean_meta, indexed_columns(table), instant)
+        expression = built_expression_indexes(table, sync.partitions)
+        for partition, records in clean_tombstones(expression, clean_meta, instant, table.version).items():
+            changes.records[partition] += records
+        sync.run(changes)
 
 
 def sync_rollback(table: HoodieTable, instant: str, rollback_meta: dict, options: dict | None = None) -> None:

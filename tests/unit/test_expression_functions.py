@@ -11,6 +11,7 @@ from hudi_engine.expr.functions import (
     call_text,
     check,
     evaluate,
+    exact,
     is_utc,
     parse_call,
     result_type,
@@ -91,3 +92,10 @@ def test_only_a_utc_session_prunes_on_dates():
     assert all(is_utc(z) for z in ("UTC", "Etc/UTC", "GMT", "+00:00", "Z"))
     assert not is_utc("Europe/London") and not is_utc("America/New_York") and not is_utc("+01:00")
     assert not is_utc(None)
+
+
+def test_formatting_is_exact_for_years_up_to_9999_only():
+    assert exact("from_unixtime", pa.array([253_402_300_799, -62_167_219_200, None], pa.int64()))
+    assert not exact("from_unixtime", pa.array([1_695_159_649_087], pa.int64()))     # millis taken as seconds
+    assert not exact("date_format", pa.array([253_402_300_800 * 10**6], pa.int64()).cast(pa.timestamp("us")))
+    assert exact("year", pa.array([1_695_159_649_087 * 1000], pa.timestamp("us"))) and exact("lower", TEXT)

@@ -55,6 +55,13 @@ def test_a_files_records_hold_the_expressions_range_or_bloom_filter():
     assert bloom.might_contain("ann") and bloom.might_contain("bob") and not bloom.might_contain("Ann")
     assert java_strings(pa.array([3, None, 5])) == ["3", "5"]
     assert column_stats_of(file_tombstones(DAY, "p1/f1_0-1-0_001.parquet", "003", 9)[0]).is_deleted
+    # Seconds that are millis (a year past 9999, which Spark writes +55687 and Arrow cannot): the
+    # range is left unbounded, and a bloom filter is not made (no record: the file is always read).
+    millis = pa.array([1_695_159_649_087, 5, None], pa.int64())
+    s = column_stats_of(file_records(DAY, file_values(DAY, "p1/f2_0-1-0_001.parquet", millis, 10, None), "004", 9)[0])
+    assert (s.min_value, s.max_value, s.null_count, s.value_count) == (None, None, 1, 3)
+    hours = expression_index_definition("h", "ts", "bloom_filters", {"expr": "from_unixtime"}, 9)
+    assert file_records(hours, file_values(hours, "p1/f2_0-1-0_001.parquet", millis, 10, BLOOM), "004", 9) == []
     assert bloom_filter_of(file_tombstones(DRIVER, "p1/f1_0-1-0_001.parquet", "003", 9)[0]).is_deleted
 
 

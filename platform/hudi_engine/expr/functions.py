@@ -284,3 +284,21 @@ def is_utc(zone: str | None) -> bool:
     except (ZoneInfoNotFoundError, ValueError):
         return False
     return all(info.utcoffset(dt.datetime(2024, month, 1)) == dt.timedelta(0) for month in (1, 7))
+
+
+_FIRST, _LAST = -62_167_219_200, 253_402_300_799      # 0000-01-01 and 9999-12-31 23:59:59, in epoch seconds
+_FORMATTED = ("from_unixtime", "date_format")
+
+
+def exact(name: str, values: pa.Array | pa.ChunkedArray) -> bool:
+    """Whether :func:`evaluate` gives Spark's values for these inputs: formatting functions only
+    for years 0 to 9999 (Spark writes ``+10000``, Arrow's ``strftime`` wraps around)."""
+    if function(name).name not in _FORMATTED:
+        return True
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if len(values) == values.null_count:
+        return True
+    seconds = pc.cast(values, pa.int64()) if pa.types.is_integer(values.type) else pc.cast(_utc_seconds(values), pa.int64())
+    bounds = pc.min_max(seconds)
+    return _FIRST <= bounds["min"].as_py() and bounds["max"].as_py() <= _LAST

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..bloom import create_bloom_filter
-from ..expr.functions import evaluate
+from ..expr.functions import evaluate, exact
 from .index_defs import IndexDefinition
 from .records import bloom_filter_record, bloom_filter_tombstone, column_stats_record, column_stats_tombstone
 from .stats import ColumnRange
@@ -77,12 +77,19 @@ class FileValues:
 
 def file_values(definition: IndexDefinition, path: str, source: pa.Array, file_size: int,
                 bloom: BloomSettings | None) -> FileValues:
-    """One file's values of the index's expression, reduced to what its record holds."""
+    """One file's values of the index's expression, reduced to what its record holds. Values Arrow
+    cannot give as Spark does (years past 9999 formatted) leave the range unbounded and the file
+    without a bloom filter, so no read skips it."""
     values = evaluate(definition.function, definition.options, source)
+    faithful = exact(definition.function, source)
     if definition.index_type == BLOOM_FILTERS:
         assert bloom is not None
-        return FileValues(path, bloom=bloom_of(values, bloom))
-    return FileValues(path, range=expression_range(definition.source_fields[0], values, file_size))
+        return FileValues(path, bloom=bloom_of(values, bloom) if faithful else None)
+    found = expression_range(definition.source_fields[0], values, file_size)
+    if not faithful:
+        found = ColumnRange(found.column, found.arrow_type, None, None, found.null_count, found.value_count,
+                            found.total_size, found.total_uncompressed_size)
+    return FileValues(path, range=found)
 
 
 def _split(path: str) -> tuple[str, str]:
@@ -96,7 +103,8 @@ def file_records(definition: IndexDefinition, found: FileValues, instant: str, t
     if found.bloom is not None:
         return [bloom_filter_record(partition, name, instant, found.bloom, bloom_type)]
     r = found.range
-    assert r is not None
+    if r is None:           # no bloom filter could be made: no record, the file is always read
+        return []
     return [column_stats_record(partition, name, r.column, arrow_type=r.arrow_type, min_value=r.min_value,
                                 max_value=r.max_value, null_count=r.null_count, value_count=r.value_count,
                                 total_size=r.total_size, total_uncompressed_size=r.total_uncompressed_size,

@@ -149,6 +149,9 @@ def build_expression_indexes(spark, table: HoodieTable, definitions: list[IndexD
     """Build each expression index's partition from every file of the latest file slices (one
     task per file), in a metadata delta commit of its own, and list it once complete."""
     for definition in definitions:
+        if spark is None:
+            raise HoodieConfigError(f"building expression index {definition.user_name} needs Spark; run it from a "
+                                    "Spark session (CREATE INDEX, or a Spark write)")
         table = set_table_partitions(table, current_partitions(table), inflight=[definition.name])
         mdt = open_mdt(table)
         assert mdt is not None
@@ -399,7 +402,7 @@ def sync_commit(table: HoodieTable, instant: str, meta: dict, spark=None, option
     changes = commit_changes(sync.partitions, table.storage, instant, meta, columns,
                              None if keys_in_process else spark)
     # The table's slices before and after this action: one listing, for every index that needs them.
-    needs_view = any(p in sync.partitions for p in (PARTITION_STATS, RECORD_INDEX))
+    needs_view = PARTITION_STATS in sync.partitions or (RECORD_INDEX in sync.partitions and not meta.get("compacted"))
     view = commit_view(table, instant, meta, changes.written_files()) if needs_view else EMPTY_VIEW
     if PARTITION_STATS in sync.partitions:
         reader = MetadataReader(table, sync.mdt, sync.partitions)
@@ -407,8 +410,11 @@ def sync_commit(table: HoodieTable, instant: str, meta: dict, spark=None, option
     expression = built_expression_indexes(table, sync.partitions)
     if expression:
         cfg = HoodieConfig({**table.props, **(options or {})})
-        found = index_records(spark, table, expression, expression_written_files(meta), Visibility(frozenset({instant})),
-                              instant, cfg, spark is None or keys_in_process)
+        # A log file's record covers every block that counts once this instant completes.
+        timeline = table.timeline
+        visible = Visibility(frozenset([i.timestamp for i in timeline.completed_writes()] + [instant]), timeline.start)
+        found = index_records(spark, table, expression, expression_written_files(meta), visible, instant, cfg,
+                              spark is None or keys_in_process)
         for partition, records in found.items():
             changes.records[partition] += records
     rli = secondary = None

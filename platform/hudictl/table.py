@@ -38,8 +38,7 @@ EXAMPLE = """examples:
   hudictl table upgrade --base-path ./lake/orders --to-version 9
   hudictl table downgrade --base-path ./lake/orders --to-version 6
   hudictl table index create --base-path ./lake/trips --name idx_city --column city
-  hudictl table index create --base-path ./lake/trips --name idx_day --column ts --type column_stats \
-      --option expr=from_unixtime --option format=yyyy-MM-dd
+  hudictl table index create --base-path ./lake/trips --name idx_day --column ts --type column_stats --option expr=from_unixtime --option format=yyyy-MM-dd
   hudictl table index list --base-path ./lake/trips
   hudictl table index drop --base-path ./lake/trips --name idx_city
 """

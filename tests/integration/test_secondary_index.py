@@ -164,8 +164,8 @@ def refusals(spark, path):
         create_index(spark, path, "idx", "town")
     with pytest.raises(HoodieConfigError, match="index type 'bitmap' is not supported"):
         create_index(spark, path, "idx", "city", index_type="bitmap")
-    with pytest.raises(HoodieConfigError, match="an expression index names its function in OPTIONS"):
-        create_index(spark, path, "idx", "city", index_type="bloom_filters")
+    with pytest.raises(HoodieConfigError, match="expression index function 'soundex' is not supported"):
+        create_index(spark, path, "idx", "city", index_type="bloom_filters", index_options={"expr": "soundex"})
     with pytest.raises(HoodieConfigError, match="index idx_city already exists.*DROP INDEX idx_city"):
         create_index(spark, path, "idx_city", "fare")
     before = index_pairs(path)

@@ -72,6 +72,9 @@ def test_refusals_name_what_to_do():
     with pytest.raises(HoodieConfigError, match="'Q' is not supported"):
         strftime_pattern("yyyy-Q")
     check("lower", {"expr": "lower", "fpp": "0.01"}, "c", pa.string(), "bloom_filters")     # bloom options allowed
+    with pytest.raises(HoodieConfigError, match="a bloom_filters index holds strings, integers or dates"):
+        check("identity", {}, "fare", pa.float64(), "bloom_filters")
+    check("identity", {}, "fare", pa.float64(), "column_stats")
     assert strftime_pattern("yyyy-MM-dd'T'HH:mm:ss 'at' a") == "%Y-%m-%dT%H:%M:%S at %p"
 
 

@@ -97,6 +97,11 @@ def test_a_slice_is_read_when_any_of_its_files_may_match_or_has_no_record():
     assert pruning._by_ranges(reader, DAY, [a, b, c, d], preds) == [b, c, d]      # d: no record, read
     other = predicates([("from_unixtime(ts, 'yyyy')", "=", "2023")], SCHEMA)
     assert pruning.matching(DAY, other) == []                                      # another format: not this index
+    # Without expr, Hudi's identity: the column's own range, answering filters on the column.
+    plain = expression_index_definition("ident", "ts", "column_stats", {}, 9)
+    assert plain.function == "identity" and plain.to_json_obj()["indexOptions"] == {}
+    on_column = predicates([("ts", ">", 5)], SCHEMA)
+    assert pruning.matching(plain, on_column + preds) == on_column
 
     def info(values):
         return bloom_filter_of(file_records(DRIVER, file_values(DRIVER, "p/x", pa.array(values), 1, BLOOM), "1", 9)[0])

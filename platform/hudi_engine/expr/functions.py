@@ -1,7 +1,8 @@
 """The functions an expression index applies to its column (Hudi 1.x's ``ExpressionIndexSparkFunctions``),
 evaluated in Arrow with Spark SQL's results for the same inputs.
 
-Names and options are Hudi's (``expr``, ``format``, ``pos``, ``len``, ``trimString``): an index
+Names and options are Hudi's (``expr``, ``format``, ``pos``, ``len``, ``trimString``; no ``expr``
+is Hudi's ``identity``, the column itself): an index
 ``USING column_stats(ts) OPTIONS(expr='from_unixtime', format='yyyy-MM-dd')`` stores, per file, the
 range of ``from_unixtime(ts, 'yyyy-MM-dd')``. Date and time functions compute in UTC (Spark's
 ``spark.sql.session.timeZone`` = UTC); readers whose session has another zone do not prune on them.
@@ -169,6 +170,8 @@ _FUNCTIONS = [
     Function("month", (EXPR,), (), _is_temporal, _TIME, _int_result, _field(pc.month), True),
     Function("day", (EXPR,), (), _is_temporal, _TIME, _int_result, _field(pc.day), True),
     Function("hour", (EXPR,), (), _is_temporal, _TIME, _int_result, _field(pc.hour), True),
+    Function("identity", (EXPR,), (), lambda t: not pa.types.is_nested(t), "primitive", lambda t: t,
+             lambda values, options: values),
     Function("lower", (EXPR,), (), _is_string, _STR, _string_result,
              lambda values, options: pc.utf8_lower(values.cast(pa.string()))),
     Function("upper", (EXPR,), (), _is_string, _STR, _string_result,
@@ -211,6 +214,11 @@ def check(name: str, options: Mapping[str, str], column: str, typ: pa.DataType, 
     if not fn.accepts(typ):
         raise HoodieConfigError(f"function {fn.name} takes a {fn.accepts_text} column; column '{column}' is {typ}: "
                                 "index another column or use another function")
+    result = fn.result(typ)
+    if index_type == "bloom_filters" and not (_is_string(result) or pa.types.is_integer(result)
+                                              or pa.types.is_date(result)):
+        raise HoodieConfigError(f"a bloom_filters index holds strings, integers or dates; {fn.name}({column}) is "
+                                f"{result}: use column_stats, or a function giving one of those")
     for option in (POSITION, LENGTH):
         if option in options:
             try:

@@ -93,11 +93,11 @@ def is_expression_index_partition(partition: str) -> bool:
 def expression_index_definition(user_name: str, column: str, index_type: str, options: dict[str, str],
                                 table_version: int) -> IndexDefinition:
     """The definition ``CREATE INDEX <user_name> ON t USING <index_type>(<column>) OPTIONS(expr=...)``
-    writes: the function is the ``expr`` option, every option is kept. Expression indexes are at
+    writes: the function is the ``expr`` option (``identity`` without one), every option is kept. Expression indexes are at
     ``V1`` (no version attribute on table version 8, as for secondary indexes)."""
     version = "V1" if table_version >= 9 else None
-    return IndexDefinition(expression_index_partition(user_name), index_type, (column,), options["expr"],
-                           dict(options), version)
+    return IndexDefinition(expression_index_partition(user_name), index_type, (column,),
+                           options.get("expr", IDENTITY), dict(options), version)
 
 
 # --- Jackson's DefaultPrettyPrinter --------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Pruning with expression indexes (Hudi 1.x's ``ExpressionIndexSupport``): a filter on the same
-function of the same column, with the same options, as an index's is answered per file from the
+function of the same column, with the same options, as an index's (on the column itself for an
+``identity`` index) is answered per file from the
 index's records: column_stats ranges (any comparison, IN, null tests) or bloom filters (``=`` and
 ``IN``). A file slice is read when any of its files (the base file, each log file) may hold a
 matching value, or has no record: a row's latest version lives in one file, whose values its
@@ -18,7 +19,7 @@ from ..expr.functions import signature
 from ..expr.skipping import ColumnRange, Predicate, file_may_match
 from ..file_group.fs_view import FileSlice
 from ..metadata_table.expression_index import BLOOM_FILTERS, java_strings
-from ..metadata_table.index_defs import IndexDefinition, expression_indexes
+from ..metadata_table.index_defs import IDENTITY, IndexDefinition, expression_indexes
 from ..metadata_table.reader import MetadataReader
 from ..table.meta_client import HoodieTable
 
@@ -31,8 +32,10 @@ def _files(s: FileSlice) -> list[str]:
 
 def matching(definition: IndexDefinition, preds: Sequence[Predicate]) -> list[Predicate]:
     """The predicates an index answers: on its column, through its function and value options."""
-    wanted = signature(definition.function, definition.options)
     column = definition.source_fields[0]
+    if definition.function == IDENTITY:
+        return [p for p in preds if p.function is None and p.column == column]
+    wanted = signature(definition.function, definition.options)
     return [p for p in preds if p.function is not None and p.column == column and p.signature == wanted]
 
 

@@ -35,12 +35,14 @@ def prune(table: HoodieTable, slices: Sequence[FileSlice], preds: Sequence[Predi
     if not preds or not slices:
         return slices
     before = len(slices)
-    expressions = [p for p in preds if p.function is not None]
+    every = list(preds)
     preds = plain(preds)
     slices = _by_partition(table, slices, preds)
     reader = metadata_reader(table) if cfg.get(C.METADATA_ENABLE) else None
-    if reader is not None and expressions and cfg.get(C.ENABLE_DATA_SKIPPING):
-        slices = by_expression_index(table, reader, slices, expressions)
+    if reader is not None and cfg.get(C.ENABLE_DATA_SKIPPING):
+        slices = by_expression_index(table, reader, slices, every)
+    if not preds:               # only expressions: no lookup on a plain column is asked for
+        reader = None
     if reader is not None and latest and reader.has(RECORD_INDEX):
         slices = by_secondary_index(table, reader, _by_record_index(table, reader, slices, preds), preds)
     if reader is not None and latest and cfg.get(C.ENABLE_DATA_SKIPPING) and reader.has(PARTITION_STATS):

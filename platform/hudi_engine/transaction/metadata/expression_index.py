@@ -149,20 +149,17 @@ def clean_tombstones(indexes: list[IndexDefinition], clean_meta: dict, instant: 
 
 
 def check_creatable(table: HoodieTable, user_name: str, column: str, index_type: str, options: dict) -> None:
-    """Hudi's refusals of ``CREATE INDEX ... USING column_stats|bloom_filters (...) OPTIONS(expr=...)``,
-    and what the data would fail on."""
+    """Hudi's refusals of ``CREATE INDEX ... USING column_stats|bloom_filters (...) [OPTIONS(expr=...)]``
+    (no ``expr``: Hudi's ``identity``), and what the data would fail on."""
     from ...expr.functions import EXPR, check
+    from ...metadata_table.index_defs import IDENTITY
 
     if table.version < 8:
         raise HoodieConfigError(f"expression indexes need table version 8 or later (Hudi 1.x); {table.name} is at "
                                 f"version {table.version}: upgrade it first (hudictl table upgrade --to-version 9)")
-    if not options.get(EXPR):
-        raise HoodieConfigError(f"index {user_name}: an expression index names its function in OPTIONS(expr='...'), "
-                                f"e.g. CREATE INDEX {user_name} ON {table.name} USING {index_type}({column}) "
-                                "OPTIONS(expr='lower')")
     schema = table_schema(table)
     if column not in schema.names:
         data = [n for n in schema.names if not n.startswith("_hoodie_")]
         raise HoodieConfigError(f"cannot index column '{column}': {table.name} has no such column; "
                                 f"its columns are {', '.join(data)}")
-    check(options[EXPR], {k: v for k, v in options.items()}, column, schema.field(column).type, index_type)
+    check(options.get(EXPR, IDENTITY), options, column, schema.field(column).type, index_type)

@@ -20,7 +20,6 @@ import pyarrow as pa
 
 from ... import config as C
 from ...config import HoodieConfig
-from ...errors import HoodieConfigError
 from ...file_group.base_file import parquet_file
 from ...file_group.log_file import BlockType, data_block_records, read_log_file
 from ...file_group.log_scanner import Visibility, valid_blocks
@@ -147,19 +146,3 @@ def clean_tombstones(indexes: list[IndexDefinition], clean_meta: dict, instant: 
     return {d.name: [r for p in deleted for r in file_tombstones(d, p, instant, table_version)]
             for d in indexes if deleted}
 
-
-def check_creatable(table: HoodieTable, user_name: str, column: str, index_type: str, options: dict) -> None:
-    """Hudi's refusals of ``CREATE INDEX ... USING column_stats|bloom_filters (...) [OPTIONS(expr=...)]``
-    (no ``expr``: Hudi's ``identity``), and what the data would fail on."""
-    from ...expr.functions import EXPR, check
-    from ...metadata_table.index_defs import IDENTITY
-
-    if table.version < 8:
-        raise HoodieConfigError(f"expression indexes need table version 8 or later (Hudi 1.x); {table.name} is at "
-                                f"version {table.version}: upgrade it first (hudictl table upgrade --to-version 9)")
-    schema = table_schema(table)
-    if column not in schema.names:
-        data = [n for n in schema.names if not n.startswith("_hoodie_")]
-        raise HoodieConfigError(f"cannot index column '{column}': {table.name} has no such column; "
-                                f"its columns are {', '.join(data)}")
-    check(options.get(EXPR, IDENTITY), options, column, schema.field(column).type, index_type)

@@ -6,7 +6,9 @@ from __future__ import annotations
 from ... import config as C
 from ...config import HoodieConfig
 from ...errors import HoodieConfigError
+from ...expr.functions import EXPR, check
 from ...metadata_table.index_defs import (
+    IDENTITY,
     IndexDefinition,
     add_definition,
     expression_index_definition,
@@ -20,7 +22,6 @@ from ...metadata_table.layout import RECORD_INDEX, mdt_storage, set_table_partit
 from ...metadata_table.secondary_index import check_indexable
 from ...read.plan import table_schema
 from ...table.meta_client import HoodieTable
-from .expression_index import check_creatable as check_expression_creatable
 from .writer import build_expression_indexes, build_secondary_indexes
 
 
@@ -37,7 +38,7 @@ def create_expression_index(spark, table: HoodieTable, user_name: str, column: s
                             index_options: dict[str, str], cfg: HoodieConfig, if_not_exists: bool = False) -> HoodieTable:
     """``CREATE INDEX <user_name> ON <table> USING column_stats|bloom_filters(<column>) OPTIONS(expr=...)``:
     define the expression index and build its ``expr_index_<user_name>`` partition."""
-    check_expression_creatable(table, user_name, column, index_type, index_options)
+    _check_expression_creatable(table, column, index_type, index_options)
     if not table_partitions(table):
         raise HoodieConfigError(f"an expression index lives in the metadata table, which {table.name} does not have; "
                                 f"write once with {C.METADATA_ENABLE.key}=true, then create index {user_name}")
@@ -76,19 +77,30 @@ def _taken(table: HoodieTable, user_name: str) -> bool:
 
 
 def _check_creatable(table: HoodieTable, user_name: str, column: str) -> None:
-    if table.version < 8:
-        raise HoodieConfigError(f"secondary indexes need table version 8 or later (Hudi 1.x); {table.name} is at "
-                                f"version {table.version}: upgrade it first (hudictl table upgrade --to-version 9)")
+    typ = _column_type(table, column, "secondary")
     if RECORD_INDEX not in table_partitions(table):
         raise HoodieConfigError(
             f"a secondary index finds rows through the record index, which {table.name} does not have: write "
             f"once with {C.METADATA_RECORD_INDEX_ENABLE.key}=true, then create index {user_name}")
+    check_indexable(column, typ)
+
+
+def _check_expression_creatable(table: HoodieTable, column: str, index_type: str, options: dict[str, str]) -> None:
+    """Hudi's refusals of ``CREATE INDEX ... USING column_stats|bloom_filters (...) [OPTIONS(expr=...)]``
+    (no ``expr``: Hudi's ``identity``), and what the data would fail on."""
+    check(options.get(EXPR, IDENTITY), options, column, _column_type(table, column, "expression"), index_type)
+
+
+def _column_type(table: HoodieTable, column: str, kind: str):
+    if table.version < 8:
+        raise HoodieConfigError(f"{kind} indexes need table version 8 or later (Hudi 1.x); {table.name} is at "
+                                f"version {table.version}: upgrade it first (hudictl table upgrade --to-version 9)")
     schema = table_schema(table)
     if column not in schema.names:
         data = [n for n in schema.names if not n.startswith("_hoodie_")]
         raise HoodieConfigError(f"cannot index column '{column}': {table.name} has no such column; "
                                 f"its columns are {', '.join(data)}")
-    check_indexable(column, schema.field(column).type)
+    return schema.field(column).type
 
 
 def drop_index(table: HoodieTable, user_name: str, if_exists: bool = False) -> HoodieTable:

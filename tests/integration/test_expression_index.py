@@ -66,9 +66,10 @@ def file_rows(table: HoodieTable, path: str) -> pa.Table:
                                                               "driver": pa.array([], pa.string())})
 
 
-def assert_in_step(spark, path):
+def assert_in_step(spark, path, cleaned=False):
     """Every file of the latest slices has the records Spark SQL computes over its rows: the range
-    of from_unixtime(ts, 'yyyy-MM-dd'), and a bloom filter holding every lower(driver)."""
+    of from_unixtime(ts, 'yyyy-MM-dd'), and a bloom filter holding every lower(driver). ``cleaned``:
+    no older file is left, and neither are their records (a clean tombstones them)."""
     table = HoodieTable.load(path)
     reader = MetadataReader(table)
     stats = {(s.file_name, s.column_name): s for s in map(column_stats_of, reader.records(DAY).values())}
@@ -83,6 +84,9 @@ def assert_in_step(spark, path):
     expected = spark.sql("SELECT file, min(from_unixtime(ts, 'yyyy-MM-dd')) lo, max(from_unixtime(ts, 'yyyy-MM-dd')) hi,"
                          " count(*) n, collect_set(lower(driver)) drivers FROM expr_index_files GROUP BY file").collect()
     assert len(expected) == sum(1 for p in parts if p.num_rows)
+    if cleaned:
+        assert {name for name, _ in stats} == {posixpath.basename(f) for f in files}
+        assert len(blooms) == len(files)
     for empty in [posixpath.basename(f) for f, p in zip(files, parts) if not p.num_rows]:   # a log of deletes only
         assert stats[(empty, "ts")].value_count == 0
     for r in expected:
@@ -181,8 +185,9 @@ def test_built_kept_in_step_prunes_and_dropped(spark, tmp_path, table_type, monk
         else:
             planned = schedule_clustering(HoodieTable.load(path), opts, force=True)
             assert run_clusterings(spark, HoodieTable.load(path), options=opts) == [planned.timestamp]
-            run_clean(HoodieTable.load(path), opts, spark)
-            assert_in_step(spark, path)
+            run_clean(HoodieTable.load(path), {**opts, "hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
+                                                "hoodie.cleaner.fileversions.retained": "1"}, spark)
+            assert_in_step(spark, path, cleaned=True)
             # The metadata table off for one write (it goes, the definitions stay), then on: rebuilt.
             write(batch(spark, [11], 3, 6), path, {**upsert, "hoodie.metadata.enable": "false"})
             assert not HoodieTable.load(path).props.get("hoodie.table.metadata.partitions")

@@ -346,6 +346,8 @@ METADATA_COLUMN_STATS_ENABLE = define("hoodie.metadata.index.column.stats.enable
                                       "Keep per-file column ranges in the column_stats partition.")
 METADATA_COLUMN_STATS_FILE_GROUP_COUNT = define("hoodie.metadata.index.column.stats.file.group.count", 2,
                                                 "File groups of the column_stats partition.")
+METADATA_EXPRESSION_INDEX_FILE_GROUP_COUNT = define("hoodie.metadata.index.expression.file.group.count", 2,
+                                                    "File groups of each expression index partition.")
 METADATA_COLUMN_STATS_COLUMNS = define("hoodie.metadata.index.column.stats.column.list", None,
                                        "Columns (comma separated) to keep stats for; unset: the first "
                                        "max.columns.to.index columns of the schema.")

@@ -12,8 +12,10 @@ first (Hudi CLI's ``upgrade table`` / ``downgrade table``); run again, either fi
 killed.
 
 ``index create --name idx_city --column city`` creates a secondary index (Hudi 1.x's ``CREATE INDEX``:
-table version 8 or 9 with the record index; built with a local Spark session), ``index drop --name
-idx_city`` drops it and ``index list`` lists the table's indexes (``SHOW INDEXES``)."""
+table version 8 or 9 with the record index; built with a local Spark session); with ``--type
+column_stats`` or ``--type bloom_filters`` and ``--option expr=<function>`` (more ``--option``s for
+the function's ``format``, ``pos``, ``len``...) an expression index. ``index drop --name idx_city``
+drops one and ``index list`` lists the table's indexes (``SHOW INDEXES``)."""
 from __future__ import annotations
 
 import argparse
@@ -36,6 +38,7 @@ EXAMPLE = """examples:
   hudictl table upgrade --base-path ./lake/orders --to-version 9
   hudictl table downgrade --base-path ./lake/orders --to-version 6
   hudictl table index create --base-path ./lake/trips --name idx_city --column city
+  hudictl table index create --base-path ./lake/trips --name idx_day --column ts --type column_stats --option expr=from_unixtime --option format=yyyy-MM-dd
   hudictl table index list --base-path ./lake/trips
   hudictl table index drop --base-path ./lake/trips --name idx_city
 """
@@ -57,7 +60,13 @@ def add_parser(sub) -> None:
                                                   "lives (repeatable)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--name", help="index create, drop: the index name (e.g. idx_city)")
-    p.add_argument("--column", help="index create: the column the secondary index covers")
+    p.add_argument("--column", help="index create: the column the index covers")
+    p.add_argument("--type", default="secondary_index", choices=("secondary_index", "column_stats", "bloom_filters"),
+                   help="index create: secondary_index (default), or an expression index's column_stats or "
+                        "bloom_filters")
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="index create: an expression index's option, as SQL's OPTIONS(...): expr=<function>, "
+                        "format=..., pos=..., len=..., trimString=..., fpp=... (repeatable)")
     p.add_argument("--to", metavar="TYPE", help="change-type: COW or MOR (COPY_ON_WRITE, MERGE_ON_READ)")
     p.add_argument("--to-version", type=int, metavar="N",
                    help="upgrade, downgrade: the table version (6, 8 or 9; default 9 to upgrade, 6 to downgrade)")
@@ -152,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
     if args.view in ("upgrade", "downgrade"):
         return change_version(table, args.view, args.to_version, args.hoodie_conf)
     if args.view == "index" and args.action in ("create", "drop"):
-        return change_index(table, args.action, args.name, args.column, args.hoodie_conf)
+        return change_index(table, args.action, args.name, args.column, args.hoodie_conf, args.type, args.option)
     result = {"describe": lambda: describe(table), "timeline": lambda: timeline_rows(table, args.limit),
               "files": lambda: file_rows(table, args.partition), "pending": lambda: pending_rows(table),
               "metadata": lambda: metadata_rows(table, args.key), "index": lambda: index_rows(table)}[args.view]()
@@ -207,7 +216,8 @@ def index_rows(table) -> list[dict]:
     return show_indexes(table)
 
 
-def change_index(table, action: str, name: str | None, column: str | None, conf: list[str]) -> int:
+def change_index(table, action: str, name: str | None, column: str | None, conf: list[str],
+                 index_type: str = "secondary_index", index_options: list[str] | None = None) -> int:
     from hudi_engine.api import create_index, drop_index
 
     if not name or (action == "create" and not column):
@@ -217,8 +227,10 @@ def change_index(table, action: str, name: str | None, column: str | None, conf:
         print(f"dropped index {name} of {table.name}")
         return 0
     with _local_spark_if(True, "hudictl-create-index") as spark:
-        create_index(spark, table, name, column, options=parse_conf(conf))
-    print(f"created secondary index {name} on {table.name} ({column})")
+        create_index(spark, table, name, column, index_type, options=parse_conf(conf),
+                     index_options=parse_conf(index_options or [], "--option"))
+    kind = "secondary" if index_type == "secondary_index" else f"expression ({index_type})"
+    print(f"created {kind} index {name} on {table.name} ({column})")
     return 0
 
 

@@ -162,8 +162,10 @@ def test_kept_in_step_by_writes_on_spark_executors(spark, tmp_path, monkeypatch)
 def refusals(spark, path):
     with pytest.raises(HoodieConfigError, match="no such column; its columns are id, p, ts, city, fare"):
         create_index(spark, path, "idx", "town")
-    with pytest.raises(HoodieConfigError, match="index type 'bloom_filters' is not supported"):
-        create_index(spark, path, "idx", "city", index_type="bloom_filters")
+    with pytest.raises(HoodieConfigError, match="index type 'bitmap' is not supported"):
+        create_index(spark, path, "idx", "city", index_type="bitmap")
+    with pytest.raises(HoodieConfigError, match="expression index function 'soundex' is not supported"):
+        create_index(spark, path, "idx", "city", index_type="bloom_filters", index_options={"expr": "soundex"})
     with pytest.raises(HoodieConfigError, match="index idx_city already exists.*DROP INDEX idx_city"):
         create_index(spark, path, "idx_city", "fare")
     before = index_pairs(path)

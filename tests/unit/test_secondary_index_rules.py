@@ -139,28 +139,35 @@ def test_index_ddl_is_read_as_hudi_writes_it():
 
 
 def test_a_writes_file_groups_are_read_before_and_after_it():
-    """What the index compares per file group: the slice before the write and the one after (a new
-    base, or the old slice with the new log); a replaced group only before, a new one only after."""
+    """What the index compares per file group: the slice before the write and the one the commit's
+    view has after it; a replaced group only before, a new one only after."""
     from hudi_engine.file_group.fs_view import BaseFile, FileSlice, LogFile
+    from hudi_engine.transaction.metadata.commit_view import CommitView
     from hudi_engine.transaction.metadata.secondary_index import touched_groups
 
     fid, mor, gone = "11111111-1111-1111-1111-111111111111-0", "22222222-2222-2222-2222-222222222222-0", \
         "33333333-3333-3333-3333-333333333333-0"
     cow_old = FileSlice("p", fid, "001", BaseFile(f"p/{fid}_0-1-0_001.parquet", fid, "001", 10))
-    mor_old = FileSlice("p", mor, "001", BaseFile(f"p/{mor}_0-1-0_001.parquet", mor, "001", 10),
-                        [LogFile(f"p/.{mor}_001.log.1_0-1-0", mor, "001", 1, 5, "0-1-0")])
+    log1 = LogFile(f"p/.{mor}_001.log.1_0-1-0", mor, "001", 1, 5, "0-1-0")
+    mor_old = FileSlice("p", mor, "001", BaseFile(f"p/{mor}_0-1-0_001.parquet", mor, "001", 10), [log1])
     replaced = FileSlice("q", gone, "001", BaseFile(f"q/{gone}_0-1-0_001.parquet", gone, "001", 10))
-    latest = {("p", fid): cow_old, ("p", mor): mor_old, ("q", gone): replaced}
+    untouched = FileSlice("p", "55555555-5555-5555-5555-555555555555-0", "001")
+    before = {("p", fid): cow_old, ("p", mor): mor_old, ("q", gone): replaced, ("p", untouched.file_id): untouched}
     new_fid = "44444444-4444-4444-4444-444444444444-0"
+    cow_new = FileSlice("p", fid, "002", BaseFile(f"p/{fid}_0-2-0_002.parquet", fid, "002", 10))
+    mor_new = FileSlice("p", mor, "001", mor_old.base_file,
+                        [log1, LogFile(f"p/.{mor}_001.log.2_0-2-0", mor, "002", 2, 5, "0-2-0")])
+    added = FileSlice("p", new_fid, "002", BaseFile(f"p/{new_fid}_0-2-0_002.parquet", new_fid, "002", 10))
+    after = {("p", fid): cow_new, ("p", mor): mor_new, ("p", new_fid): added, ("p", untouched.file_id): untouched}
     meta = {"partitionToWriteStats": {"p": [
-        {"fileId": fid, "path": f"p/{fid}_0-2-0_002.parquet"},
-        {"fileId": mor, "path": f"p/.{mor}_001.log.2_0-2-0"},
-        {"fileId": new_fid, "path": f"p/{new_fid}_0-2-0_002.parquet"}]},
+        {"fileId": fid, "path": cow_new.base_file.path},
+        {"fileId": mor, "path": mor_new.log_files[1].path},
+        {"fileId": new_fid, "path": added.base_file.path}]},
         "partitionToReplaceFileIds": {"q": [gone]}}
-    groups = {(g.before or g.after).file_id: g for g in touched_groups(meta, latest)}
-    assert groups[fid].before is cow_old
-    assert (groups[fid].after.base_file.path, groups[fid].after.log_files) == (f"p/{fid}_0-2-0_002.parquet", [])
-    assert groups[mor].after.base_file == mor_old.base_file
-    assert [f.path for f in groups[mor].after.log_files] == [f"p/.{mor}_001.log.1_0-1-0", f"p/.{mor}_001.log.2_0-2-0"]
-    assert groups[new_fid].before is None and groups[new_fid].after.base_instant == "002"
+    groups = {(g.before or g.after).file_id: g for g in
+              touched_groups(meta, CommitView(frozenset({"p", "q"}), before, after))}
+    assert set(groups) == {fid, mor, new_fid, gone}
+    assert (groups[fid].before, groups[fid].after) == (cow_old, cow_new)
+    assert (groups[mor].before, groups[mor].after) == (mor_old, mor_new)
+    assert groups[new_fid].before is None and groups[new_fid].after is added
     assert groups[gone].before is replaced and groups[gone].after is None

@@ -3,7 +3,8 @@
 statistics, so the rules are tested alone.
 
 Filters are conjunctive ``(column, op, value)`` triples, the form hudi-rs takes (``op`` one of
-``= != < <= > >= IN NOT IN IS NULL IS NOT NULL``). A slice is skipped only when its statistics
+``= != < <= > >= IN NOT IN IS NULL IS NOT NULL``); the column may be an expression index's function
+of one column, as Spark SQL writes it (``("from_unixtime(ts, 'yyyy-MM-dd')", "=", "2024-01-01")``). A slice is skipped only when its statistics
 prove no row can match; a slice without statistics for a filtered column is always read.
 """
 from __future__ import annotations
@@ -15,21 +16,59 @@ from typing import Any, Iterable, Sequence
 
 import pyarrow as pa
 
-from ..errors import HoodieValidationError
+from ..errors import HoodieConfigError, HoodieValidationError
+from .functions import FUNCTIONS, call_text, check, evaluate, parse_call, result_type
 
 OPS = ("=", "!=", "<", "<=", ">", ">=", "IN", "NOT IN", "IS NULL", "IS NOT NULL")
 
 
 @dataclass(frozen=True)
 class Predicate:
+    """``column op value``, or ``function(column, options) op value`` (``function`` set)."""
     column: str
     op: str
     value: Any = None
+    function: str | None = None
+    options: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self):
         if self.op not in OPS:
             raise HoodieValidationError(
                 f"filter on '{self.column}' has operator {self.op!r}; use one of {', '.join(OPS)}")
+
+    @property
+    def signature(self):
+        """The function and its value options (:func:`.functions.signature`); None on a plain column."""
+        from .functions import signature
+
+        return None if self.function is None else signature(self.function, dict(self.options))
+
+
+def lenient_predicates(filters: Iterable[Sequence] | None, schema: pa.Schema) -> list[Predicate]:
+    """The filters :func:`predicates` takes, the others dropped: conditions a query's own text
+    carries, which only prune (Spark evaluates the text itself)."""
+    out = []
+    for f in filters or ():
+        try:
+            out += predicates([f], schema)
+        except HoodieValidationError:
+            continue
+    return out
+
+
+def time_zone_safe(preds: Sequence[Predicate], session_time_zone: str | None) -> list[Predicate]:
+    """The predicates an index may answer for a Spark session in ``session_time_zone``: all, in UTC
+    (the zone expression indexes compute dates in), else those not on a date or time function."""
+    from .functions import function, is_utc
+
+    if is_utc(session_time_zone):
+        return list(preds)
+    return [p for p in preds if p.function is None or not function(p.function).time_zone_dependent]
+
+
+def plain(preds: Sequence[Predicate]) -> list[Predicate]:
+    """The predicates on columns themselves (what partition values and column ranges answer)."""
+    return [p for p in preds if p.function is None]
 
 
 @dataclass(frozen=True)
@@ -52,18 +91,31 @@ def predicates(filters: Iterable[Sequence] | None, schema: pa.Schema) -> list[Pr
         if len(f) not in (2, 3):
             raise HoodieValidationError(f"a filter is (column, op, value); got {f!r}")
         column, op = f[0], str(f[1]).strip().upper()
+        function, options = None, {}
         if column not in schema.names:
-            raise HoodieValidationError(
-                f"filter names column '{column}', which the table does not have; columns are "
-                f"{schema.names}")
+            call = parse_call(column)
+            if call is None:
+                raise HoodieValidationError(
+                    f"filter names column '{column}', which the table does not have; columns are "
+                    f"{schema.names} (or a function of one: {', '.join(sorted(FUNCTIONS))})")
+            function, column, options = call
+            if column not in schema.names:
+                raise HoodieValidationError(f"filter {f[0]!r} names column '{column}', which the table does not have; "
+                                            f"columns are {schema.names}")
         value = f[2] if len(f) == 3 else None
         typ = schema.field(column).type
+        if function is not None:
+            try:
+                check(function, options, column, typ, "column_stats")
+            except HoodieConfigError as exc:
+                raise HoodieValidationError(f"filter {f[0]!r}: {exc}") from None
+            typ = result_type(function, typ)
         if op in ("IN", "NOT IN"):
             values = value.split(",") if isinstance(value, str) else list(value)
             value = tuple(coerce(v, typ, column) for v in values)
         elif op not in ("IS NULL", "IS NOT NULL"):
             value = coerce(value, typ, column)
-        out.append(Predicate(column, op, value))
+        out.append(Predicate(column, op, value, function, tuple(sorted(options.items()))))
     return out
 
 
@@ -161,7 +213,9 @@ def to_expression(pred: Predicate):
     """The same predicate as a Spark column expression, so rows are filtered as files were."""
     from pyspark.sql import functions as F
 
-    col, v = F.col(f"`{pred.column}`"), pred.value
+    v = pred.value
+    col = F.col(f"`{pred.column}`") if pred.function is None else F.expr(
+        call_text(pred.function, pred.column, dict(pred.options)))
     if pred.op == "IN":
         return col.isin(list(v))
     if pred.op == "NOT IN":
@@ -178,6 +232,8 @@ def to_arrow_expression(pred: Predicate):
     import pyarrow.compute as pc
 
     col, v = pc.field(pred.column), pred.value
+    if pred.function is not None:
+        raise ValueError("an expression's predicate filters a table (filter_arrow), not an Arrow expression")
     if pred.op == "IN":
         return col.isin(list(v))
     if pred.op == "NOT IN":
@@ -186,3 +242,12 @@ def to_arrow_expression(pred: Predicate):
         return col.is_null() if pred.op == "IS NULL" else col.is_valid()
     return {"=": col.__eq__, "!=": col.__ne__, "<": col.__lt__, "<=": col.__le__,
             ">": col.__gt__, ">=": col.__ge__}[pred.op](v)
+
+
+def filter_arrow(table: pa.Table, pred: Predicate) -> pa.Table:
+    """``table``'s rows that satisfy ``pred`` (an expression's evaluated as its index computes it)."""
+    if pred.function is None:
+        return table.filter(to_arrow_expression(pred))
+    values = evaluate(pred.function, dict(pred.options), table.column(pred.column))
+    rows = pa.table({"v": values, "i": pa.array(range(table.num_rows), pa.int64())})
+    return table.take(rows.filter(to_arrow_expression(Predicate("v", pred.op, pred.value))).column("i"))

@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from .. import config as C
 from ..table.meta_client import PROPERTIES_FILE, HoodieTable
 from ..table.properties import write_properties_text
-from .keys import SECONDARY_INDEX
+from .keys import EXPRESSION_INDEX, SECONDARY_INDEX
 
 INDEX_DEFS_PATH = ".hoodie/.index_defs/index.json"    # HoodieTableMetaClient's default location
 SECONDARY_INDEX_TYPE = "secondary_index"
+EXPRESSION_INDEX_TYPES = ("column_stats", "bloom_filters")     # what an expression index keeps per file
 IDENTITY = "identity"
 
 
@@ -35,9 +36,12 @@ class IndexDefinition:
 
     @property
     def user_name(self) -> str:
-        """The name a user gives (``idx_city`` of ``secondary_index_idx_city``)."""
-        prefix = SECONDARY_INDEX.path
-        return self.name[len(prefix):] if self.name.startswith(prefix) else self.name
+        """The name a user gives (``idx_city`` of ``secondary_index_idx_city``, ``idx_day`` of
+        ``expr_index_idx_day``)."""
+        for prefix in (SECONDARY_INDEX.path, EXPRESSION_INDEX.path):
+            if self.name.startswith(prefix):
+                return self.name[len(prefix):]
+        return self.name
 
     @property
     def index_version(self) -> int:
@@ -75,6 +79,25 @@ def secondary_index_definition(user_name: str, column: str, table_version: int) 
     version attribute (as Hudi 1.0 wrote it; Hudi 1.1 accepts that only on version 8)."""
     version = secondary_index_version(table_version) if table_version >= 9 else None
     return IndexDefinition(secondary_index_partition(user_name), SECONDARY_INDEX_TYPE, (column,), IDENTITY, {}, version)
+
+
+def expression_index_partition(user_name: str) -> str:
+    """The metadata partition of an expression index the user named ``user_name``."""
+    return user_name if user_name.startswith(EXPRESSION_INDEX.path) else EXPRESSION_INDEX.path + user_name
+
+
+def is_expression_index_partition(partition: str) -> bool:
+    return partition.startswith(EXPRESSION_INDEX.path)
+
+
+def expression_index_definition(user_name: str, column: str, index_type: str, options: dict[str, str],
+                                table_version: int) -> IndexDefinition:
+    """The definition ``CREATE INDEX <user_name> ON t USING <index_type>(<column>) OPTIONS(expr=...)``
+    writes: the function is the ``expr`` option (``identity`` without one), every option is kept. Expression indexes are at
+    ``V1`` (no version attribute on table version 8, as for secondary indexes)."""
+    version = "V1" if table_version >= 9 else None
+    return IndexDefinition(expression_index_partition(user_name), index_type, (column,),
+                           options.get("expr", IDENTITY), dict(options), version)
 
 
 # --- Jackson's DefaultPrettyPrinter --------------------------------------------------------------
@@ -123,6 +146,12 @@ def secondary_indexes(table: HoodieTable) -> list[IndexDefinition]:
     """The table's secondary index definitions (built or not)."""
     return [IndexDefinition.from_json_obj(d) for d in read_definitions(table).values()
             if d.get("indexType") == SECONDARY_INDEX_TYPE]
+
+
+def expression_indexes(table: HoodieTable) -> list[IndexDefinition]:
+    """The table's expression index definitions (built or not)."""
+    return [IndexDefinition.from_json_obj(d) for name, d in read_definitions(table).items()
+            if is_expression_index_partition(name) and d.get("indexType") in EXPRESSION_INDEX_TYPES]
 
 
 def write_definitions(table: HoodieTable, definitions: dict[str, dict]) -> HoodieTable:

@@ -47,6 +47,8 @@ BLOOM_FILTERS = PartitionType("BLOOM_FILTERS", "bloom_filters", "bloom-filters-"
 RECORD_INDEX = PartitionType("RECORD_INDEX", "record_index", "record-index-", 5)
 PARTITION_STATS = PartitionType("PARTITION_STATS", "partition_stats", "partition-stats-", 6)
 SECONDARY_INDEX = PartitionType("SECONDARY_INDEX", "secondary_index_", "secondary-index-", 7)
+# Its records are column_stats or bloom_filters records: no record type of its own (Hudi's -1).
+EXPRESSION_INDEX = PartitionType("EXPRESSION_INDEX", "expr_index_", "expr-index-", -1)
 
 PARTITION_TYPES = (FILES, COLUMN_STATS, BLOOM_FILTERS, RECORD_INDEX, PARTITION_STATS, SECONDARY_INDEX,
                    ALL_PARTITIONS)
@@ -145,9 +147,9 @@ def file_group_indexes(record_keys: pa.Array, num_file_groups: int) -> np.ndarra
 def file_group_id(partition_type: PartitionType, index: int, partition_name: str | None = None) -> str:
     """``getFileIDForFileGroup``: ``<prefix><index:04d>-0``. Secondary (and expression) indexes use
     their own partition name, ``_`` turned into ``-``, as prefix."""
-    if partition_type is SECONDARY_INDEX:
+    if partition_type in (SECONDARY_INDEX, EXPRESSION_INDEX):   # equal, not identical: it may come pickled
         if not partition_name:
-            raise ValueError("a secondary index file group needs its partition name")
+            raise ValueError(f"a {partition_type.path}* file group needs its partition name")
         return f"{partition_name.replace('_', '-')}-{index:04d}-0"
     return f"{partition_type.file_id_prefix}{index:04d}-0"
 

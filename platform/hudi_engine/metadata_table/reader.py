@@ -21,6 +21,7 @@ from ..table.meta_client import HoodieTable
 from .codec import base_values, block_values, raw_entries
 from ..hfile import HFileReader
 from .keys import (
+    bloom_filter_key,
     ALL_PARTITIONS_KEY,
     column_stats_key_prefix,
     file_group_index,
@@ -30,7 +31,16 @@ from .keys import (
 )
 from .layout import COLUMN_STATS, FILES, PARTITION_STATS, RECORD_INDEX, open_mdt, table_partitions, valid_instants
 from .merge import combine, is_live
-from .records import ColumnStats, Delete, column_stats_of, files_of, partitions_of, record_location_of
+from .records import (
+    BloomFilterInfo,
+    ColumnStats,
+    Delete,
+    bloom_filter_of,
+    column_stats_of,
+    files_of,
+    partitions_of,
+    record_location_of,
+)
 
 
 class MetadataReader:
@@ -60,23 +70,32 @@ class MetadataReader:
                 listing.append(FileInfo(posixpath.join(p, name) if p else name, size))
         return listing
 
-    def file_column_stats(self, columns: Iterable[str], partitions: Iterable[str]) -> dict[str, list[ColumnStats]]:
-        """data partition → the live column stats of its files, for the columns asked for."""
+    def file_column_stats(self, columns: Iterable[str], partitions: Iterable[str],
+                          index_partition: str = COLUMN_STATS) -> dict[str, list[ColumnStats]]:
+        """data partition → the live column stats of its files, for the columns asked for (from
+        column_stats, or the expression index ``index_partition``, which keys them alike)."""
         partitions = list(partitions)
         prefixes = [column_stats_key_prefix(c, p) for c in columns for p in partitions]
         by_prefix = {column_stats_key_prefix(c, p): p for c in columns for p in partitions}
         out: dict[str, list[ColumnStats]] = defaultdict(list)
-        for key, record in self.records(COLUMN_STATS, prefixes=prefixes).items():
+        for key, record in self.records(index_partition, prefixes=prefixes).items():
             out[by_prefix[key[:_COLUMN_PARTITION_PREFIX]]].append(column_stats_of(record))
         return dict(out)
 
-    def column_ranges(self, columns: Iterable[str], partitions: Iterable[str]) -> dict[str, dict[str, ColumnRange]]:
+    def column_ranges(self, columns: Iterable[str], partitions: Iterable[str],
+                      index_partition: str = COLUMN_STATS) -> dict[str, dict[str, ColumnRange]]:
         """file name → column → range, for the columns and data partitions asked for."""
         out: dict[str, dict[str, ColumnRange]] = defaultdict(dict)
-        for stats in self.file_column_stats(columns, partitions).values():
+        for stats in self.file_column_stats(columns, partitions, index_partition).values():
             for s in stats:
                 out[s.file_name][s.column_name] = _skipping_range(s)
         return dict(out)
+
+    def bloom_filters(self, index_partition: str, files: Iterable[tuple[str, str]]) -> dict[tuple[str, str], BloomFilterInfo]:
+        """(data partition, file name) → its live bloom filter record in ``index_partition``."""
+        by_key = {bloom_filter_key(p, name): (p, name) for p, name in files}
+        found = self.records(index_partition, keys=sorted(by_key))
+        return {by_key[k]: bloom_filter_of(record) for k, record in found.items()}
 
     def partition_ranges(self, columns: Iterable[str], partitions: Iterable[str]) -> dict[str, dict[str, ColumnRange]]:
         """data partition → column → its range over the partition, from partition_stats."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from ..config import report_unknown
-from ..expr.skipping import predicates, to_arrow_expression
+from ..expr.skipping import filter_arrow, predicates
 from ..storage.options import scoped
 from ..table.meta_client import HoodieTable
 from ..threads import parallel_map
@@ -35,7 +35,7 @@ def read_arrow(base_path: str, options: dict | None = None, filters=None,
                                  plan.slices)
             result = _concat(parts, plan.schema)
             for pred in predicates(filters, plan.schema):
-                result = result.filter(to_arrow_expression(pred))
+                result = filter_arrow(result, pred)
     return result.select(columns) if columns is not None else result
 
 

@@ -11,7 +11,7 @@ from typing import Sequence
 from .. import config as C
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError
-from ..expr.skipping import Predicate, file_may_match, key_lookup
+from ..expr.skipping import Predicate, file_may_match, key_lookup, plain
 from ..file_group.fs_view import FileSlice
 from ..keygen import key_generator_from_config
 from ..metadata_table.keys import partition_identifier
@@ -19,6 +19,7 @@ from ..metadata_table.layout import COLUMN_STATS, PARTITION_STATS, RECORD_INDEX
 from ..metadata_table.reader import metadata_reader
 from ..schema.meta_fields import RECORD_KEY
 from ..table.meta_client import HoodieTable
+from .expression_index import by_expression_index
 from .secondary_index import by_secondary_index
 
 log = logging.getLogger(__name__)
@@ -34,8 +35,14 @@ def prune(table: HoodieTable, slices: Sequence[FileSlice], preds: Sequence[Predi
     if not preds or not slices:
         return slices
     before = len(slices)
+    every = list(preds)
+    preds = plain(preds)
     slices = _by_partition(table, slices, preds)
     reader = metadata_reader(table) if cfg.get(C.METADATA_ENABLE) else None
+    if reader is not None and cfg.get(C.ENABLE_DATA_SKIPPING):
+        slices = by_expression_index(table, reader, slices, every)
+    if not preds:               # only expressions: no lookup on a plain column is asked for
+        reader = None
     if reader is not None and latest and reader.has(RECORD_INDEX):
         slices = by_secondary_index(table, reader, _by_record_index(table, reader, slices, preds), preds)
     if reader is not None and latest and cfg.get(C.ENABLE_DATA_SKIPPING) and reader.has(PARTITION_STATS):

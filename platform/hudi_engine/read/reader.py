@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from ..config import report_unknown
-from ..expr.skipping import predicates, to_expression
+from ..expr.skipping import Predicate, lenient_predicates, predicates, time_zone_safe, to_expression
 from ..schema.meta_fields import COMMIT_TIME
 from ..spark_files import parquet_frame, received_indexes, task_indexes
 from ..spark_jobs import storage_scope
@@ -24,23 +24,36 @@ from ..table.meta_client import HoodieTable
 from .cdc import read_cdc
 from .file_slice import read_file_slice
 from .merged_scan import BASE_FILE, merged_frame, merges_in_spark
-from .plan import ReadPlan, is_cdc_query, plan_read
+from .plan import ReadPlan, is_cdc_query, plan_read, table_schema
 
 
-def read(spark: SparkSession, base_path: str, options: dict | None = None, filters=None) -> DataFrame:
-    """A query of the table. ``filters``: ``(column, op, value)`` triples (as hudi-rs takes them),
-    all of which rows must satisfy; they also prune what is read (partitions, and with the metadata
-    table, file groups by record index and files by column stats)."""
+def read(spark: SparkSession, base_path: str, options: dict | None = None, filters=None, *,
+         pruning_filters=None) -> DataFrame:
+    """A query of the table. ``filters``: ``(column, op, value)`` triples (as hudi-rs takes them;
+    the column may be a function of one, ``"from_unixtime(ts, 'yyyy-MM-dd')"``), all of which rows
+    must satisfy; they also prune what is read (partitions, and with the metadata table, file groups
+    by record index, files by column stats and expression indexes). ``pruning_filters``: more that
+    only prune, the caller filtering rows itself (a SQL query's WHERE); ones that do not apply to
+    the table are ignored. Filters on date and time functions prune only in a UTC session."""
     report_unknown(options)
     with storage_scope(spark, options):
         table = HoodieTable.load(base_path)
         if is_cdc_query(options):
             return read_cdc(spark, table, options)
-        plan = plan_read(table, options, filters)
+        plan = plan_read(table, options, _pruning(spark, table, filters, pruning_filters))
         df = scan(spark, table, plan)
     for pred in predicates(filters, plan.schema):
         df = df.filter(to_expression(pred))
     return df
+
+
+def _pruning(spark: SparkSession, table: HoodieTable, filters, pruning_filters) -> list[Predicate] | None:
+    if not filters and not pruning_filters:
+        return None
+    schema = table_schema(table)
+    preds = predicates(filters, schema) + lenient_predicates(pruning_filters, schema)
+    # Without a default, Spark answers the zone in effect (the JVM's when the session sets none).
+    return time_zone_safe(preds, spark.conf.get("spark.sql.session.timeZone")) or None
 
 
 def scan(spark: SparkSession, table: HoodieTable, plan: ReadPlan) -> DataFrame:

@@ -1,15 +1,16 @@
-"""Secondary indexes through the API: ``create_index``, ``drop_index`` and ``show_indexes``, what
-Spark SQL's ``CREATE INDEX``, ``DROP INDEX`` and ``SHOW INDEXES`` and ``hudictl table index`` run."""
+"""Secondary and expression indexes through the API: ``create_index``, ``drop_index`` and
+``show_indexes``, what Spark SQL's ``CREATE INDEX``, ``DROP INDEX`` and ``SHOW INDEXES`` and
+``hudictl table index`` run."""
 from __future__ import annotations
 
 from ..concurrency.locks import locked_table
 from ..config import HoodieConfig
-from ..metadata_table.index_defs import SECONDARY_INDEX_TYPE, index_listing
+from ..metadata_table.index_defs import EXPRESSION_INDEX_TYPES, SECONDARY_INDEX_TYPE, index_listing
 from ..errors import HoodieConfigError
 from ..table.meta_client import HoodieTable
 from ..transaction.metadata import index_ddl
 
-INDEX_TYPES = (SECONDARY_INDEX_TYPE,)
+INDEX_TYPES = (SECONDARY_INDEX_TYPE, *EXPRESSION_INDEX_TYPES)
 
 
 def _table(table: HoodieTable | str) -> HoodieTable:
@@ -18,10 +19,12 @@ def _table(table: HoodieTable | str) -> HoodieTable:
 
 def create_index(spark, table: HoodieTable | str, name: str, columns: list[str] | str,
                  index_type: str = SECONDARY_INDEX_TYPE, options: dict | None = None,
-                 if_not_exists: bool = False) -> HoodieTable:
-    """Create secondary index ``name`` on one column and build it from the table's latest file
-    slices (Spark's executors read them). ``options``: the writer's ``hoodie.*`` options (the
-    record index's file-group sizing applies)."""
+                 if_not_exists: bool = False, index_options: dict | None = None) -> HoodieTable:
+    """Create index ``name`` on one column and build it from the table's latest file slices
+    (Spark's executors read them): a secondary index, or with ``index_type`` ``column_stats`` or
+    ``bloom_filters`` an expression index whose ``index_options`` name the function (``expr``) and
+    its options (``format``, ``pos``, ``len``, ``trimString``; bloom ``fpp``...), as SQL's
+    ``OPTIONS(...)``. ``options``: the writer's ``hoodie.*`` options."""
     loaded = _table(table)
     columns = [columns] if isinstance(columns, str) else list(columns)
     kind = (index_type or SECONDARY_INDEX_TYPE).lower()
@@ -29,18 +32,21 @@ def create_index(spark, table: HoodieTable | str, name: str, columns: list[str] 
         raise HoodieConfigError(f"index type {index_type!r} is not supported here; use "
                                 f"{', '.join(INDEX_TYPES)} (CREATE INDEX {name} ON {loaded.name} ({', '.join(columns)}))")
     if len(columns) != 1:
-        raise HoodieConfigError(f"a secondary index covers exactly one column, {len(columns)} given "
+        raise HoodieConfigError(f"a {kind} index covers exactly one column, {len(columns)} given "
                                 f"({', '.join(columns)}); create one index per column")
     cfg = HoodieConfig({**(options or {}), **loaded.props})
     # Under the table's lock (with several writers): no write commits between the snapshot the
     # index is built from and the partition being listed (Hudi's indexer catches up instead).
     with locked_table(loaded, cfg, f"creating index {name}") as locked:
-        return index_ddl.create_index(spark, locked, name, columns[0], cfg, if_not_exists)
+        if kind == SECONDARY_INDEX_TYPE:
+            return index_ddl.create_index(spark, locked, name, columns[0], cfg, if_not_exists)
+        return index_ddl.create_expression_index(spark, locked, name, columns[0], kind, dict(index_options or {}),
+                                                 cfg, if_not_exists)
 
 
 def drop_index(table: HoodieTable | str, name: str, if_exists: bool = False,
                options: dict | None = None) -> HoodieTable:
-    """Drop secondary index ``name``: its metadata partition and its definition (under the table's
+    """Drop index ``name`` (secondary or expression): its metadata partition and its definition (under the table's
     lock when ``options`` configure one)."""
     loaded = _table(table)
     with locked_table(loaded, HoodieConfig({**(options or {}), **loaded.props}), f"dropping index {name}") as locked:

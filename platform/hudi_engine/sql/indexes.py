@@ -20,7 +20,7 @@ def run_index_statement(spark: SparkSession, stmt: IndexStatement, entry: Catalo
                         options: dict[str, str]) -> DataFrame:
     if isinstance(stmt, CreateIndex):
         create_index(spark, entry.path, stmt.name, list(stmt.columns), stmt.index_type or "secondary_index",
-                     {**options, **stmt.options}, stmt.if_not_exists)
+                     {**options, **stmt.options}, stmt.if_not_exists, index_options=stmt.options)
     elif isinstance(stmt, DropIndex):
         drop_index(entry.path, stmt.name, stmt.if_exists, options)
     else:

@@ -4,13 +4,14 @@ becomes a view over ``read()`` (the engine's reader, with its pruning and merged
 module only plans which view stands where. Pure."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from sqlglot import exp
 
 from .. import config as C
 from ..errors import HoodieConfigError
+from ..expr.functions import parse_call
 from .statements import DIALECT
 
 TABLE_CHANGES = "hudi_table_changes"
@@ -19,8 +20,11 @@ _FORMATS = ("latest_state", "cdc")
 
 @dataclass(frozen=True)
 class TableRead:
+    """What one view reads; ``filters``: the WHERE's conditions on functions of its columns (what
+    an expression index answers), as ``read`` takes them, for pruning (Spark still filters rows)."""
     path: str
     options: dict[str, str] = field(default_factory=dict)
+    filters: tuple[tuple, ...] = ()
 
 
 def plan_reads(tree: exp.Expression, locate: Callable[[str], str | None], view_prefix: str
@@ -35,6 +39,7 @@ def plan_reads(tree: exp.Expression, locate: Callable[[str], str | None], view_p
         found = _read_of(table, ctes, locate)
         if found is None:
             continue
+        found = replace(found, filters=expression_filters(table))
         view = f"{view_prefix}{len(views)}"
         views[view] = found
         alias = table.alias or (table.name if not isinstance(table.this, exp.Anonymous) else TABLE_CHANGES)
@@ -82,3 +87,54 @@ def _constant(node: exp.Expression, where: str) -> str:
     if isinstance(node, exp.Literal):
         return node.this
     raise HoodieConfigError(f"{where}: {node.sql(DIALECT)!r} must be a literal")
+
+
+_COMPARISONS = {exp.EQ: "=", exp.NEQ: "!=", exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
+_FLIPPED = {"=": "=", "!=": "!=", ">": "<", ">=": "<=", "<": ">", "<=": ">="}
+
+
+def expression_filters(table: exp.Table) -> tuple[tuple, ...]:
+    """``(function call, op, value)`` filters of the query block that reads ``table`` alone (no
+    join): its WHERE's top-level AND terms comparing a supported function of one of the table's
+    columns with literals. Anything else (OR, joins, nested functions, non-literal sides) is left
+    to Spark alone."""
+    select = table.find_ancestor(exp.Select)
+    if select is None or select.args.get("joins") or select.args.get("where") is None:
+        return ()
+    source = select.args.get("from_") or select.args.get("from")
+    if source is None or source.this is not table:
+        return ()
+    names = {"", table.alias_or_name.lower(), table.name.lower()}
+    condition = select.args["where"].this
+    terms = condition.flatten() if isinstance(condition, exp.And) else [condition]
+    return tuple(f for f in (_filter_of(t, names) for t in terms) if f is not None)
+
+
+def _call(node: exp.Expression, names: set[str]) -> str | None:
+    columns = list(node.find_all(exp.Column))
+    if isinstance(node, (exp.Column, exp.Literal)) or len(columns) != 1 or columns[0].table.lower() not in names:
+        return None
+    text = node.sql(DIALECT)
+    return text if parse_call(text) is not None else None
+
+
+def _literal(node: exp.Expression):
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string:
+        return "-" + node.this.this
+    return node.this if isinstance(node, exp.Literal) else None
+
+
+def _filter_of(term: exp.Expression, names: set[str]) -> tuple | None:
+    if isinstance(term, exp.In) and not term.args.get("query"):
+        call = _call(term.this, names)
+        values = [_literal(v) for v in term.expressions]
+        return (call, "IN", tuple(values)) if call and values and None not in values else None
+    op = _COMPARISONS.get(type(term))
+    if op is None:
+        return None
+    left, right = term.this, term.expression
+    if (call := _call(left, names)) is not None and (value := _literal(right)) is not None:
+        return call, op, value
+    if (call := _call(right, names)) is not None and (value := _literal(left)) is not None:
+        return call, _FLIPPED[op], value
+    return None

@@ -138,7 +138,8 @@ class Router:
         rewritten, views = planned
         try:
             for view, table_read in views.items():
-                read(self.spark, table_read.path, table_read.options).createOrReplaceTempView(view)
+                read(self.spark, table_read.path, table_read.options,
+                     pruning_filters=table_read.filters).createOrReplaceTempView(view)
             log.debug("Hudi reads as views: %s", rewritten)
             return self.spark_sql(rewritten)
         finally:

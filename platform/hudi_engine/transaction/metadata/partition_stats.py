@@ -19,13 +19,14 @@ from ...file_group.fs_view import FileSlice, FileSystemView
 from ...file_group.log_scanner import Visibility
 from ...metadata_table.layout import COLUMN_STATS
 from ...metadata_table.partition_stats import partition_stats_records
-from ...metadata_table.reader import MetadataReader, table_view
+from ...metadata_table.reader import MetadataReader
 from ...metadata_table.records import ColumnStats
 from ...metadata_table.stats import ColumnRange
 from ...schema.avro import avro_to_arrow
 from ...schema.meta_fields import META_SCHEMA
 from ...table.meta_client import HoodieTable
 from .changes import Changes
+from .commit_view import CommitView
 
 
 def initial_records(table: HoodieTable, columns: list[str], instant: str, spark=None) -> list[dict]:
@@ -38,19 +39,13 @@ def initial_records(table: HoodieTable, columns: list[str], instant: str, spark=
     return _records(slices, changes.ranges, columns, table.version)
 
 
-def commit_records(table: HoodieTable, instant: str, meta: dict, changes: Changes, columns: list[str],
-                   reader: MetadataReader) -> list[dict]:
+def commit_records(table: HoodieTable, meta: dict, changes: Changes, columns: list[str], reader: MetadataReader,
+                   view: CommitView) -> list[dict]:
     """A write, compaction or clustering: the partitions it wrote to or replaced file groups in."""
-    touched = set(meta.get("partitionToWriteStats") or {}) | set(meta.get("partitionToReplaceFileIds") or {})
+    touched = set(view.touched)
     if not touched:
         return []
-    pending = table.timeline.get(instant)
-    if pending is None:
-        raise ValueError(f"instant {instant} is not pending on {table.name}'s timeline")
-    listing = {f.path: f for f in table_view(table).data_files()}
-    listing.update({f.path: f for f in changes.written_files()})
-    after = FileSystemView(table.storage, table.timeline.with_completed(pending, meta), list(listing.values()))
-    slices = after.latest_file_slices(partitions=touched)
+    slices = view.after_slices()
     types = _column_types(meta, table)
     ranges: dict[str, list[ColumnRange]] = {}
     for partition, stats in reader.file_column_stats(columns, touched).items():

@@ -13,9 +13,7 @@ has as many file groups as the record index would for the same number of entries
 """
 from __future__ import annotations
 
-import json
 import logging
-import posixpath
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
@@ -25,17 +23,15 @@ import pyarrow.compute as pc
 from ... import config as C
 from ...config import HoodieConfig
 from ...errors import HoodieConfigError
-from ...file_group.fs_view import BaseFile, FileSlice, LogFile
+from ...file_group.fs_view import FileSlice
 from ...file_group.log_scanner import Visibility
-from ...file_group.naming import parse_base_file_name, parse_log_file_name
 from ...metadata_table.codec import SCHEMA_JSON
-from ...metadata_table.file_groups import write_base, write_log
 from ...metadata_table.index_defs import (
     IndexDefinition,
     is_secondary_index_partition,
     secondary_indexes,
 )
-from ...metadata_table.keys import SECONDARY_INDEX, file_group_id
+from ...metadata_table.keys import SECONDARY_INDEX
 from ...metadata_table.layout import RECORD_INDEX, init_instant, open_mdt
 from ...metadata_table.records import encode, secondary_index_record
 from ...metadata_table.secondary_index import CHANGE_SCHEMA, change_rows, changes, entries, entry_file_groups
@@ -48,11 +44,12 @@ from ...table.meta_client import HoodieTable
 from ...timeline.commit_metadata import commit_metadata
 from ...timeline.instant import DELTA_COMMIT, Instant, State
 from ..commit import complete
+from .commit_view import CommitView
+from .group_writes import ENCODED, PartitionFiles, write_file_groups
 
 log = logging.getLogger(__name__)
 
 INDEXED_SCHEMA = pa.schema([("index", pa.string()), *CHANGE_SCHEMA])    # change rows of several indexes
-_ENCODED = pa.schema([("fg", pa.int32()), ("si_key", pa.string()), ("deleted", pa.bool_())])
 
 
 @dataclass(frozen=True)
@@ -71,72 +68,29 @@ def built_indexes(table: HoodieTable, partitions: list[str]) -> list[BuiltIndex]
 
 # --- writing entries into file groups --------------------------------------------------------------
 @dataclass(frozen=True)
-class _AddFileGroup:
+class _EncodeEntries:
+    """CHANGE_SCHEMA rows → ENCODED rows: a live entry or a tombstone (a record with ``isDeleted``)."""
     count: int
     version: int
 
-    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            rows = pa.Table.from_batches([batch])
-            yield pa.RecordBatch.from_arrays([entry_file_groups(rows, self.count, self.version),
-                                              rows.column("si_key").combine_chunks(),
-                                              rows.column("deleted").combine_chunks()], schema=_ENCODED)
-
-
-@dataclass(frozen=True)
-class _WriteEntries:
-    """One file group's entries: a base HFile (``base_instants`` None: the build) or a log file."""
-    storage: Storage
-    partition: str
-    instant: str
-    base_instants: dict[int, str] | None
-
-    def write(self, fg: int, data: pa.Table) -> dict:
-        from ...file_group.tasks import task_identity
-
+    def __call__(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         live, tombstone = (encode(secondary_index_record(None, "", deleted)) for deleted in (False, True))
-        # A key that left one data file group and came to another in the same write (a partition
-        # change under a global index) is tombstoned by one and added by the other: the add wins.
-        data = data.sort_by([("si_key", "ascending"), ("deleted", "ascending")])
-        items, last = [], None
-        for k, d in zip(data.column("si_key").to_pylist(), data.column("deleted").to_pylist()):
-            if k != last:
-                items.append((k.encode("utf-8"), tombstone if d else live))
-                last = k
-        fid = file_group_id(SECONDARY_INDEX, fg, self.partition)
-        token = task_identity()[1]
-        if self.base_instants is None:
-            return write_base(self.storage, self.partition, fid, self.instant, token, items)
-        return write_log(self.storage, self.partition, fid, self.base_instants[fg], self.instant, token, items, [])
-
-    def __call__(self, key, data: pa.Table) -> pa.Table:
-        return pa.table({"stat": [json.dumps(self.write(int(key[0].as_py()), data))]})
+        rows = pa.Table.from_batches([batch])
+        deleted = rows.column("deleted").combine_chunks()
+        values = pc.if_else(deleted, pa.scalar(tombstone, pa.binary()), pa.scalar(live, pa.binary()))
+        return pa.RecordBatch.from_arrays([entry_file_groups(rows, self.count, self.version),
+                                           rows.column("si_key").combine_chunks(), values, deleted], schema=ENCODED)
 
 
 def write_entries(spark, mdt: HoodieTable, index: BuiltIndex, instant: str, rows, count: int,
                   base_instants: dict[int, str] | None) -> list[dict]:
-    """CHANGE_SCHEMA ``rows`` (an Arrow table, or a DataFrame written by one task per file group)
-    into the index's file groups; a build gives every file group a base file, even an empty one."""
-    task = _WriteEntries(mdt.storage, index.partition, instant, base_instants)
-    if isinstance(rows, pa.Table):
-        rows = rows.append_column("fg", entry_file_groups(rows, count, index.version))
-        stats = [task.write(fg, rows.filter(pc.equal(rows.column("fg"), fg)))
-                 for fg in sorted(set(rows.column("fg").to_pylist()))]
-    else:
-        from pyspark.sql.pandas.types import from_arrow_schema
-
-        grouped = rows.mapInArrow(_AddFileGroup(count, index.version), from_arrow_schema(_ENCODED)).groupBy("fg")
-        stats = [json.loads(r[0]) for r in grouped.applyInArrow(lambda key, data: task(key, data), "stat string").collect()]
-    if base_instants is None:
-        written = {s["fileId"] for s in stats}
-        empty = pa.table({"si_key": pa.array([], pa.string()), "deleted": pa.array([], pa.bool_())})
-        stats += [task.write(i, empty) for i in range(count)
-                  if file_group_id(SECONDARY_INDEX, i, index.partition) not in written]
-    return stats
+    """CHANGE_SCHEMA ``rows`` into the index's file groups (:func:`.group_writes.write_file_groups`)."""
+    return write_file_groups(spark, mdt, PartitionFiles(SECONDARY_INDEX, index.partition), instant, rows,
+                             _EncodeEntries(count, index.version), count, base_instants)
 
 
 # --- building an index -----------------------------------------------------------------------------
-def _build_instant(mdt: HoodieTable) -> str:
+def index_build_instant(mdt: HoodieTable) -> str:
     """A metadata instant of its own for the build, from the zero time as Hudi 1.x initializes a
     partition (readers trust it without a data instant): past the ones taken, and past the four
     Hudi builds as a table is created (its fixture's first index is ``…004``)."""
@@ -154,7 +108,7 @@ def build_index(spark, table: HoodieTable, definition: IndexDefinition, file_gro
     mdt = open_mdt(table)
     assert mdt is not None
     index = BuiltIndex(definition.name, definition.source_fields[0], definition.index_version)
-    instant = _build_instant(mdt)
+    instant = index_build_instant(mdt)
     log.info(f"building secondary index {definition.user_name} of {table.name} on {index.column} at {instant}")
     rows = read(spark, table.base_path).select(RECORD_KEY, index.column)
     entry_rows = rows.mapInArrow(_Entries(), _spark_schema(CHANGE_SCHEMA)).persist()
@@ -209,38 +163,16 @@ class TouchedGroup:
     after: FileSlice | None
 
 
-def touched_groups(meta: dict, latest: dict[tuple[str, str], FileSlice]) -> list[TouchedGroup]:
+def touched_groups(meta: dict, view: CommitView) -> list[TouchedGroup]:
     """The file groups of a write's stats (with the files it added) and those it replaced."""
-    added: dict[tuple[str, str], list[str]] = {}
-    for partition, stats in (meta.get("partitionToWriteStats") or {}).items():
-        for stat in stats:
-            if stat.get("path"):
-                added.setdefault((partition, stat["fileId"]), []).append(stat["path"])
-    groups = []
-    for (partition, fid), paths in sorted(added.items()):
-        before = latest.get((partition, fid))
-        groups.append(TouchedGroup(before, _slice_after(partition, fid, before, paths)))
+    added = {(partition, stat["fileId"]) for partition, stats in (meta.get("partitionToWriteStats") or {}).items()
+             for stat in stats if stat.get("path")}
+    groups = [TouchedGroup(view.before.get(key), view.after.get(key)) for key in sorted(added)]
     for partition, fids in (meta.get("partitionToReplaceFileIds") or {}).items():
         for fid in fids:
-            if (partition, fid) not in added and (partition, fid) in latest:
-                groups.append(TouchedGroup(latest[(partition, fid)], None))
+            if (partition, fid) not in added and (partition, fid) in view.before:
+                groups.append(TouchedGroup(view.before[(partition, fid)], None))
     return groups
-
-
-def _slice_after(partition: str, fid: str, before: FileSlice | None, paths: list[str]) -> FileSlice:
-    base = next((p for p in paths if parse_base_file_name(posixpath.basename(p)) is not None), None)
-    logs = []
-    for p in paths:
-        parsed = parse_log_file_name(posixpath.basename(p))
-        if parsed is not None and not parsed.is_cdc:
-            logs.append(LogFile(p, fid, parsed.instant, parsed.version, 0, parsed.write_token or ""))
-    if base is not None:
-        parsed_base = parse_base_file_name(posixpath.basename(base))
-        return FileSlice(partition, fid, parsed_base.instant, BaseFile(base, fid, parsed_base.instant, 0), logs)
-    if before is None:
-        return FileSlice(partition, fid, logs[0].instant if logs else "", None, logs)
-    return FileSlice(partition, fid, before.base_instant, before.base_file,
-                     sorted(before.log_files + logs, key=lambda f: f.order))
 
 
 @dataclass(frozen=True)
@@ -272,11 +204,11 @@ class GroupChanges:
         return pa.concat_tables(out) if out else INDEXED_SCHEMA.empty_table()
 
 
-def entry_changes(spark, table: HoodieTable, instant: str, meta: dict, indexes: list[BuiltIndex],
-                  latest: dict[tuple[str, str], FileSlice], in_process: bool):
+def entry_changes(spark, table: HoodieTable, instant: str, meta: dict, indexes: list[BuiltIndex], view: CommitView,
+                  in_process: bool):
     """Every index's entry changes from one write (INDEXED_SCHEMA rows: an Arrow table read here,
     or a DataFrame read by Spark's tasks), or None when it touched no file group."""
-    groups = touched_groups(meta, latest)
+    groups = touched_groups(meta, view)
     if not groups or not indexes:
         return None
     schema = table_schema(table)

@@ -9,11 +9,9 @@ deletes it, as Hudi does. Partitions are built one at a time and listed in the d
 """
 from __future__ import annotations
 
-import json
 import logging
 import math
 from dataclasses import dataclass
-from typing import Iterator
 
 import pyarrow as pa
 
@@ -25,6 +23,8 @@ from ...file_group.log_scanner import Visibility
 from ...file_group.naming import parse_base_file_name, parse_log_file_name
 from ...metadata_table.codec import SCHEMA_JSON, combine_batch, split
 from ...metadata_table.file_groups import write_base, write_log
+from ...metadata_table.keys import EXPRESSION_INDEX
+from ...metadata_table.keys import RECORD_INDEX as RECORD_INDEX_TYPE
 from ...metadata_table.keys import (
     ALL_PARTITIONS_KEY,
     PARTITION_TYPES,
@@ -47,11 +47,11 @@ from ...metadata_table.layout import (
     set_table_partitions,
     wanted_partitions,
 )
+from ...metadata_table.index_defs import IndexDefinition, is_expression_index_partition
 from ...metadata_table.reader import MetadataReader, table_view
 from ...metadata_table.records import encode, partitions_of, record_index_record
 from ...schema.avro import avro_to_arrow
 from ...schema.meta_fields import META_FIELDS, RECORD_KEY
-from ...storage import Storage
 from ...table.meta_client import PROPERTIES_FILE, HoodieTable
 from ...table.properties import read_properties_text
 from ...timeline.commit_metadata import commit_metadata
@@ -60,9 +60,27 @@ from ..commit import complete
 from ..rollback import rollback
 from . import partition_stats
 from .changes import Changes, clean_changes, commit_changes, rollback_changes
+from .commit_view import EMPTY_VIEW, commit_view
 from .compaction import compact_if_due
+from .expression_index import (
+    built_expression_indexes,
+    clean_tombstones,
+    index_records,
+    kept_expression_partitions,
+    missing_expression_indexes,
+)
+from .expression_index import written_files as expression_written_files
+from .group_writes import ENCODED, PartitionFiles, write_file_groups
 from .record_index import key_changes, local_key_changes, snapshot_locations, written_files
-from .secondary_index import build_index, built_indexes, entry_changes, kept_partitions, missing_indexes, write_changes
+from .secondary_index import (
+    build_index,
+    built_indexes,
+    entry_changes,
+    index_build_instant,
+    kept_partitions,
+    missing_indexes,
+    write_changes,
+)
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +120,7 @@ def ensure_metadata(spark, table: HoodieTable, cfg: HoodieConfig) -> HoodieTable
     have = current_partitions(table)
     if not wanted:
         return delete_mdt(table) if (have or mdt_storage(table).exists("")) else table
-    dropped = [p for p in have if p not in wanted + kept_partitions(have, wanted, cfg)]
+    dropped = [p for p in have if p not in wanted + kept_partitions(have, wanted, cfg) + kept_expression_partitions(have)]
     if dropped:
         storage = mdt_storage(table)
         for p in dropped:
@@ -112,7 +130,8 @@ def ensure_metadata(spark, table: HoodieTable, cfg: HoodieConfig) -> HoodieTable
     missing = [p for p in ORDER if p in wanted and p not in have]
     if missing:
         table = _build(spark, table, have, missing, cfg)
-    return build_secondary_indexes(spark, table, missing_indexes(table, current_partitions(table), cfg), cfg)
+    table = build_secondary_indexes(spark, table, missing_indexes(table, current_partitions(table), cfg), cfg)
+    return build_expression_indexes(spark, table, missing_expression_indexes(table, current_partitions(table)), cfg)
 
 
 def build_secondary_indexes(spark, table: HoodieTable, definitions: list, cfg: HoodieConfig) -> HoodieTable:
@@ -121,6 +140,31 @@ def build_secondary_indexes(spark, table: HoodieTable, definitions: list, cfg: H
     for definition in definitions:
         table = set_table_partitions(table, current_partitions(table), inflight=[definition.name])
         build_index(spark, table, definition, lambda n: _file_group_count(RECORD_INDEX, cfg, n))
+        table = set_table_partitions(table, current_partitions(table) + [definition.name])
+    return table
+
+
+def build_expression_indexes(spark, table: HoodieTable, definitions: list[IndexDefinition],
+                             cfg: HoodieConfig) -> HoodieTable:
+    """Build each expression index's partition from every file of the latest file slices (one
+    task per file), in a metadata delta commit of its own, and list it once complete."""
+    for definition in definitions:
+        if spark is None:
+            raise HoodieConfigError(f"building expression index {definition.user_name} needs Spark; run it from a "
+                                    "Spark session (CREATE INDEX, or a Spark write)")
+        table = set_table_partitions(table, current_partitions(table), inflight=[definition.name])
+        mdt = open_mdt(table)
+        assert mdt is not None
+        instant = index_build_instant(mdt)
+        log.info(f"building expression index {definition.user_name} of {table.name} at {instant}")
+        timeline = table.timeline
+        files = [(f.path, f.size) for s in table_view(table).latest_file_slices()
+                 for f in ([s.base_file] if s.base_file is not None else []) + s.log_files]
+        visible = Visibility(frozenset(i.timestamp for i in timeline.completed_writes()), timeline.start)
+        records = index_records(spark, table, [definition], files, visible, instant, cfg, in_process=False)
+        stats = _write_groups(mdt, definition.name, instant, cfg.get(C.METADATA_EXPRESSION_INDEX_FILE_GROUP_COUNT),
+                              records.get(definition.name, []), base_instants=None)
+        _complete(mdt, Instant(instant, DELTA_COMMIT, State.REQUESTED), stats, "bulk_insert", begin=True)
         table = set_table_partitions(table, current_partitions(table) + [definition.name])
     return table
 
@@ -240,104 +284,47 @@ def _write_groups(mdt: HoodieTable, partition: str, instant: str, count: int, re
 
 
 def _file_group_id(partition: str, index: int) -> str:
+    if is_expression_index_partition(partition):
+        return file_group_id(EXPRESSION_INDEX, index, partition)
     return file_group_id(next(t for t in PARTITION_TYPES if t.path == partition), index)
 
 
 @dataclass(frozen=True)
 class _EncodeChanges:
-    """Record-index changes → (file group, key, encoded record, deleted); each live key is
-    recorded as in its file group since the data instant ``since``."""
+    """Record-index changes (CHANGE_SCHEMA) → ENCODED rows; each live key is recorded as in its
+    file group since the data instant ``since``."""
     count: int
     since: str
 
-    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def __call__(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         # A stored value leaves its key out (the HFile key holds it), so every key of one file
         # group has the same value: encoded once per (partition, file id).
         encoded: dict[tuple[str, str], bytes] = {}
-        for batch in batches:
-            keys = batch.column(0)
-            parts, fids = batch.column(1).to_pylist(), batch.column(2).to_pylist()
-            deleted = batch.column(3).to_pylist()
-            values = []
-            for k, p, f, d in zip(keys.to_pylist(), parts, fids, deleted):
-                if d:
-                    values.append(b"")
-                    continue
-                if (p, f) not in encoded:
-                    encoded[(p, f)] = encode(record_index_record(k, p, f, self.since))
-                values.append(encoded[(p, f)])
-            yield pa.RecordBatch.from_arrays(
-                [pa.array(file_group_indexes(keys, self.count), pa.int32()), keys,
-                 pa.array(values, pa.binary()), pa.array(deleted, pa.bool_())], schema=_ENCODED)
+        keys = batch.column(0)
+        parts, fids = batch.column(1).to_pylist(), batch.column(2).to_pylist()
+        deleted = batch.column(3).to_pylist()
+        values: list[bytes | None] = []
+        for k, p, f, d in zip(keys.to_pylist(), parts, fids, deleted):
+            if d:
+                values.append(None)
+                continue
+            if (p, f) not in encoded:
+                encoded[(p, f)] = encode(record_index_record(k, p, f, self.since))
+            values.append(encoded[(p, f)])
+        return pa.RecordBatch.from_arrays(
+            [pa.array(file_group_indexes(keys, self.count), pa.int32()), keys,
+             pa.array(values, pa.binary()), pa.array(deleted, pa.bool_())], schema=ENCODED)
 
 
-_ENCODED = pa.schema([("fg", pa.int32()), ("key", pa.string()), ("value", pa.binary()), ("deleted", pa.bool_())])
-
-
-@dataclass(frozen=True)
-class _WriteGroup:
-    storage: Storage
-    instant: str
-    base_instants: dict[int, str] | None
-
-    def __call__(self, key, data: pa.Table) -> pa.Table:
-        import pyarrow.compute as pc
-
-        fg = int(key[0].as_py())
-        # A key moved partition in this instant is a delete and an insert: the insert wins.
-        order = pc.sort_indices(data, sort_keys=[("key", "ascending"), ("deleted", "ascending")])
-        data = data.take(order)
-        keys, values = data.column("key").to_pylist(), data.column("value").to_pylist()
-        deleted = data.column("deleted").to_pylist()
-        items, deletes, last = [], [], None
-        for k, v, d in zip(keys, values, deleted):
-            if k != last:
-                if d:
-                    deletes.append(k)
-                else:
-                    items.append((k.encode("utf-8"), v))
-                last = k
-        fid = _file_group_id(RECORD_INDEX, fg)
-        if self.base_instants is None:
-            stat = write_base(self.storage, RECORD_INDEX, fid, self.instant, _task_token(), items)
-        else:
-            stat = write_log(self.storage, RECORD_INDEX, fid, self.base_instants[fg], self.instant, _task_token(),
-                             items, deletes)
-        return pa.table({"stat": [json.dumps(stat)]})
-
-
-def _task_token() -> str:
-    from ...file_group.tasks import task_identity
-
-    return task_identity()[1]
+_RECORD_INDEX_FILES = PartitionFiles(RECORD_INDEX_TYPE, RECORD_INDEX)
 
 
 def _write_changes(spark, mdt: HoodieTable, instant: str, changes, count: int,
                    base_instants: dict[int, str] | None, since: str | None = None) -> list[dict]:
     """``changes`` (CHANGE_SCHEMA rows) into the record index's file groups at ``instant``, live
-    keys recorded since ``since`` (the instant itself by default): a Spark DataFrame is written by
-    one task per file group, an Arrow table in this process."""
-    fn = _WriteGroup(mdt.storage, instant, base_instants)
-    if isinstance(changes, pa.Table):
-        import pyarrow.compute as pc
-
-        encoded = pa.Table.from_batches(list(_EncodeChanges(count, since or instant)(iter(changes.to_batches()))), _ENCODED)
-        groups = sorted(set(encoded.column("fg").to_pylist()))
-        rows = [fn((pa.scalar(fg, pa.int32()),), encoded.filter(pc.equal(encoded.column("fg"), fg)))
-                for fg in groups]
-        stats = [json.loads(t.column("stat")[0].as_py()) for t in rows]
-    else:
-        from pyspark.sql.pandas.types import from_arrow_schema
-
-        encoded = changes.mapInArrow(_EncodeChanges(count, since or instant), from_arrow_schema(_ENCODED))
-        rows = encoded.groupBy("fg").applyInArrow(lambda key, data: fn(key, data), "stat string").collect()
-        stats = [json.loads(r[0]) for r in rows]
-    if base_instants is None:       # every file group exists from the start, even an empty one
-        written = {s["fileId"] for s in stats}
-        for i in range(count):
-            if _file_group_id(RECORD_INDEX, i) not in written:
-                stats.append(write_base(mdt.storage, RECORD_INDEX, _file_group_id(RECORD_INDEX, i), instant, TOKEN, []))
-    return stats
+    keys recorded since ``since`` (the instant itself by default)."""
+    return write_file_groups(spark, mdt, _RECORD_INDEX_FILES, instant, changes, _EncodeChanges(count, since or instant),
+                             count, base_instants)
 
 
 def _complete(mdt: HoodieTable, instant: Instant, stats: list[dict], operation: str, begin: bool) -> None:
@@ -414,29 +401,44 @@ def sync_commit(table: HoodieTable, instant: str, meta: dict, spark=None, option
     columns = indexed_columns(table)
     changes = commit_changes(sync.partitions, table.storage, instant, meta, columns,
                              None if keys_in_process else spark)
+    # The table's slices before and after this action: one listing, for every index that needs them.
+    needs_view = PARTITION_STATS in sync.partitions or (RECORD_INDEX in sync.partitions and not meta.get("compacted"))
+    view = commit_view(table, instant, meta, changes.written_files()) if needs_view else EMPTY_VIEW
     if PARTITION_STATS in sync.partitions:
         reader = MetadataReader(table, sync.mdt, sync.partitions)
-        changes.records[PARTITION_STATS] += partition_stats.commit_records(table, instant, meta, changes, columns,
-                                                                           reader)
+        changes.records[PARTITION_STATS] += partition_stats.commit_records(table, meta, changes, columns, reader, view)
+    expression = built_expression_indexes(table, sync.partitions)
+    if expression:
+        cfg = HoodieConfig({**table.props, **(options or {})})
+        # A log file's record covers every block that counts once this instant completes.
+        timeline = table.timeline
+        visible = Visibility(frozenset([i.timestamp for i in timeline.completed_writes()] + [instant]), timeline.start)
+        found = index_records(spark, table, expression, expression_written_files(meta), visible, instant, cfg,
+                              spark is None or keys_in_process)
+        for partition, records in found.items():
+            changes.records[partition] += records
     rli = secondary = None
     if RECORD_INDEX in sync.partitions and not meta.get("compacted"):
-        latest = table_view(table).latest_file_slices()
-        previous = {(s.partition, s.file_id): s.base_file.path for s in latest if s.base_file is not None}
+        previous = {key: s.base_file.path for key, s in view.before.items() if s.base_file is not None}
         files = written_files(meta, previous, all_keys_moved)
         if spark is None or keys_in_process:
             rli = local_key_changes(table.storage, instant, files)
         else:
             rli = key_changes(spark, table.storage, instant, files)
         if not all_keys_moved:      # clustering moves rows, changing no value
-            secondary = entry_changes(spark, table, instant, meta, built_indexes(table, sync.partitions),
-                                      {(s.partition, s.file_id): s for s in latest}, spark is None or keys_in_process)
+            secondary = entry_changes(spark, table, instant, meta, built_indexes(table, sync.partitions), view,
+                                      spark is None or keys_in_process)
     sync.run(changes, rli, secondary)
 
 
 def sync_clean(table: HoodieTable, instant: str, clean_meta: dict, options: dict | None = None) -> None:
     sync = _Sync(table, instant, options=options)
     if sync.active:
-        sync.run(clean_changes(sync.partitions, clean_meta, indexed_columns(table), instant))
+        changes = clean_changes(sync.partitions, clean_meta, indexed_columns(table), instant)
+        expression = built_expression_indexes(table, sync.partitions)
+        for partition, records in clean_tombstones(expression, clean_meta, instant, table.version).items():
+            changes.records[partition] += records
+        sync.run(changes)
 
 
 def sync_rollback(table: HoodieTable, instant: str, rollback_meta: dict, options: dict | None = None) -> None:

@@ -50,6 +50,26 @@ def test_a_batch_s_versions_fold_in_arrival_order():
         ("j", 1, 1), ("k", 115, 3)]
 
 
+def test_a_key_with_many_versions_folds_in_few_merger_calls(monkeypatch):
+    """Versions meet in pairs, then the pairs' results: 9 versions of a key take 4 rounds, not 8,
+    and a delete among them still ends the versions before it."""
+    from hudi_engine.merge import record_merger
+
+    calls = []
+    real = record_merger.run_merger
+    monkeypatch.setattr(record_merger, "run_merger", lambda *a: calls.append(a[1].num_rows) or real(*a))
+    batch = rows([("k", t, t) for t in range(1, 10)] + [("j", 1, 1)])
+    got = deduplicate(batch, SPEC)
+    assert sorted(zip(got[KEY].to_pylist(), got["total"].to_pylist(), got["ts"].to_pylist())) == [
+        ("j", 1, 1), ("k", 45, 9)]
+    assert len(calls) == 4
+    ops = ["U"] * 4 + ["D"] + ["U"] * 4
+    batch = pa.table({KEY: ["k"] * 9, "ts": pa.array(range(1, 10), pa.int64()), "total": pa.array(range(1, 10), pa.int64()),
+                      "_hoodie_op": ops})
+    got = deduplicate(batch, SPEC)
+    assert (got["total"].to_pylist(), got["_hoodie_op"].to_pylist()) == ([6 + 7 + 8 + 9], ["U"])
+
+
 def test_merge_with_stored_rows_and_a_merger_made_delete():
     stored = rows([("k", 1, 5), ("j", 1, 5), ("i", 1, 5)]).drop_columns(["_hoodie_op"])
     result = merge(stored, rows([("k", 2, 10), ("j", 2, -9), ("new", 2, 7)]), SPEC)

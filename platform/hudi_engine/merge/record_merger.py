@@ -149,25 +149,29 @@ def deduplicate(incoming: pa.Table, spec: MergeSpec, by: tuple[str, ...] = (RECO
 
 
 def _folded_by_merger(incoming: pa.Table, by: tuple[str, ...], name: str) -> pa.Table:
-    """CUSTOM mode: each key's versions merged in arrival order, a pair of them per key and round
-    (one merger call per round, as many rounds as a key has versions). A delete ends the versions
-    before it; the merger's deletes are marked in ``OP_COLUMN``."""
+    """CUSTOM mode: each key's versions merged in arrival order, neighbours in pairs (the 1st with
+    the 2nd, the 3rd with the 4th, ...) and the results paired again, so a key with k versions takes
+    about log2(k) merger calls over the batch, as Hudi's ``reduceByKey`` combines in a tree (a merger
+    is expected to be associative). A delete ends the versions before it; the merger's deletes are
+    marked in ``OP_COLUMN``."""
     if OP_COLUMN not in incoming.column_names:
         incoming = incoming.append_column(OP_COLUMN, pa.nulls(incoming.num_rows, pa.string()))
-    while True:
+    if incoming.num_rows > 1:
+        # A marked delete ends the versions before it: from the last one on, nothing earlier counts.
+        order, run, rank, _ = _runs(incoming, by)
+        deletes = is_delete(incoming)[order]
+        last_delete = np.full(run[-1] + 1, -1)
+        np.maximum.at(last_delete, run[deletes], rank[deletes])
+        keep = np.ones(incoming.num_rows, dtype=bool)
+        keep[order[rank < last_delete[run]]] = False
+        incoming = incoming.filter(pa.array(keep)) if not keep.all() else incoming
+    while incoming.num_rows > 1:
         n = incoming.num_rows
-        columns = {f"__by{i}": incoming[b] for i, b in enumerate(by)}
-        columns["__arrival"] = pa.array(np.arange(n))
-        order = pc.sort_indices(pa.table(columns), sort_keys=[(c, "ascending") for c in columns]).to_numpy()
-        same = np.ones(max(n - 1, 0), dtype=bool)
-        for b in by:
-            keys = incoming[b].take(pa.array(order)).to_numpy(zero_copy_only=False)
-            same &= keys[:-1] == keys[1:]
-        starts = np.r_[True, ~same] if n else np.zeros(0, dtype=bool)
-        # The first two versions of every key that has two or more.
-        first = np.nonzero(starts[:-1] & same)[0] if n > 1 else np.zeros(0, dtype=np.int64)
+        order, _, rank, run_length = _runs(incoming, by)
+        # Each version at an even place of its key's run that has a next one: a pair's older side.
+        first = np.flatnonzero((rank % 2 == 0) & (rank + 1 < run_length))
         if not len(first):
-            return incoming
+            break
         older, newer = order[first], order[first + 1]
         deletes = is_delete(incoming)
         asked = ~deletes[older] & ~deletes[newer]
@@ -184,6 +188,24 @@ def _folded_by_merger(incoming: pa.Table, by: tuple[str, ...], name: str) -> pa.
         keep = np.ones(n, dtype=bool)
         keep[older] = False
         incoming = replaced.filter(pa.array(keep))
+    return incoming
+
+
+def _runs(table: pa.Table, by: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The rows in (key, arrival) order, and per place in that order: its key's run, its rank in
+    the run, the run's length."""
+    n = table.num_rows
+    columns = {f"__by{i}": table[b] for i, b in enumerate(by)}
+    columns["__arrival"] = pa.array(np.arange(n))
+    order = pc.sort_indices(pa.table(columns), sort_keys=[(c, "ascending") for c in columns]).to_numpy()
+    same = np.ones(n - 1, dtype=bool)
+    for b in by:
+        keys = table[b].take(pa.array(order)).to_numpy(zero_copy_only=False)
+        same &= keys[:-1] == keys[1:]
+    starts = np.r_[True, ~same]
+    run_start = np.flatnonzero(starts)
+    run = np.cumsum(starts) - 1
+    return order, run, np.arange(n) - run_start[run], np.diff(np.r_[run_start, n])[run]
 
 
 def merge(stored: pa.Table | None, incoming: pa.Table, spec: MergeSpec) -> MergeResult:

@@ -20,8 +20,10 @@ rows. The answer holds one row per pair with ``newer``'s columns (a column it le
 from ``newer``) and, per row, whether the merged record is a delete. Deletes the write or the log
 marks (the delete operation, ``_hoodie_is_deleted``, delete blocks) are not offered to the merger:
 they win, as bare keys do in Hudi. A batch's versions of one key meet in arrival order when the
-write runs in this process; after Spark's shuffle that order is not defined (as in Hudi's
-``reduceByKey``), so a merger should not depend on it. Logged versions meet in log order.
+write runs in this process, neighbours in pairs and then the pairs' results (as Hudi's
+``reduceByKey`` combines in a tree), so a merger should be associative; after Spark's shuffle the
+arrival order is not defined either, so it should not depend on it. Logged versions meet in log
+order.
 """
 from __future__ import annotations
 

@@ -1,14 +1,16 @@
 """Non-blocking concurrency control (Hudi 1.x) with real writer processes: two writers held in flight
 together on the same buckets of a version 8 merge-on-read table both commit, each bucket keeps one
-file group, and every key holds the version with the larger ordering value, in our reader and
-hudi-rs, before and after compaction. Tables NBCC cannot serve are refused by name."""
+file group, named as Hudi's NBCC writers name it (the same file id in every partition), and every
+key holds the version with the larger ordering value, in our reader and hudi-rs, before and after
+compaction and after further writes on either plane. Tables NBCC cannot serve are refused by name."""
 from __future__ import annotations
 
+import pyarrow as pa
 import pytest
 
 from hudi_engine import read, write
 from hudi_engine.errors import HoodieConfigError
-from hudi_engine.index.bucket import bucket_of, fixed_bucket_file_id
+from hudi_engine.index.bucket import bucket_ids, bucket_of, nbcc_bucket_file_id
 from hudi_engine.services.compaction import run_compactions, schedule_compaction
 from hudi_engine.table.meta_client import HoodieTable
 from tests.integration.test_multi_writer import COLUMNS, OCC, assert_no_leftovers, race, table_rows
@@ -16,6 +18,7 @@ from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA
 from tests.support.hudi_rs import hudi_rs_read
 
 pytestmark = pytest.mark.spark
+IN_PROCESS = "hoodie.write.in.process.max.records"
 NBCC = {**OCC, "hoodie.write.concurrency.mode": "NON_BLOCKING_CONCURRENCY_CONTROL",
         "hoodie.write.table.version": "8", "hoodie.datasource.write.table.type": "MERGE_ON_READ",
         "hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "2", "hoodie.clean.automatic": "false"}
@@ -43,9 +46,10 @@ def test_two_writers_of_the_same_buckets_both_commit_and_the_ordering_field_deci
     expected = [("k1", "x-k1", "eu", 10), ("k2", "y-k2", "eu", 10), ("k3", "x-k3", "eu", 10), ("k4", "y-k4", "eu", 10),
                 ("u1", "ugli", "us", 1)]
     assert ours(spark, table_path) == expected
-    table = HoodieTable.load(table_path)
-    groups = {s.file_id for s in table.fs_view().latest_file_slices() if s.partition == "eu"}
-    assert groups == {fixed_bucket_file_id("eu", b) for b in range(2)} and {bucket_of(g) for g in groups} == {0, 1}
+    # Hudi's fixed ids: bucket 0 and 1 of eu, and u1's bucket of us under the same id as eu's.
+    us_bucket = bucket_of(file_groups(table_path)["us"][0])
+    assert file_groups(table_path) == {"eu": [f"0000000{b}-0000-0000-0000-000000000000-0" for b in (0, 1)],
+                                       "us": [nbcc_bucket_file_id(us_bucket)]}
 
     # Again on the now existing file groups, then a compaction: the same winners.
     x = [("k1", "x2-k1", "eu", 20), ("k2", "x2-k2", "eu", 5)]
@@ -60,8 +64,36 @@ def test_two_writers_of_the_same_buckets_both_commit_and_the_ordering_field_deci
     compaction = schedule_compaction(HoodieTable.load(table_path), NBCC, force=True)
     assert run_compactions(spark, HoodieTable.load(table_path), options=NBCC) == [compaction.timestamp]
     assert table_rows(spark, table_path) == expected
-    assert all(s.base_file is not None and not s.log_files for s in HoodieTable.load(table_path).fs_view().latest_file_slices())
+    slices = HoodieTable.load(table_path).fs_view().latest_file_slices()
+    assert all(s.base_file is not None and not s.log_files for s in slices)
+    assert sorted(s.base_file.path.split("_")[0] for s in slices) == sorted(
+        f"{s.partition}/{s.file_id}" for s in slices), "each partition's compacted base file in its own group"
+
+    # Further writes to both partitions, on Spark's executors then in this process: each lands in
+    # its own partition's file group of the shared id (the new key of us in u1's bucket, whose group
+    # has a base file now, which hudi-rs reads).
+    new = next(k for k in (f"u{i}" for i in range(2, 20)) if bucket_ids(pa.array([k]), ["name"], 2)[0] == us_bucket)
+    for plane, rows_ in (({IN_PROCESS: "0"}, [("k1", "s-k1", "eu", 30), ("u1", "s-u1", "us", 30), (new, "s-new", "us", 1)]),
+                         ({}, [("k2", "a-k2", "eu", 30), ("k3", "a-k3", "eu", 1), ("u1", "a-u1", "us", 40)])):
+        write(spark.createDataFrame(rows_, FRUIT_SCHEMA), table_path,
+              {**FRUIT_OPTIONS, **NBCC, **plane, "hoodie.datasource.write.operation": "upsert"})
+    expected = [("k1", "s-k1", "eu", 30), ("k2", "a-k2", "eu", 30), ("k3", "x-k3", "eu", 10), ("k4", "y-k4", "eu", 10),
+                ("u1", "a-u1", "us", 40), (new, "s-new", "us", 1)]
+    assert table_rows(spark, table_path) == expected
+    schedule_compaction(HoodieTable.load(table_path), NBCC, force=True)
+    run_compactions(spark, HoodieTable.load(table_path), options=NBCC)
+    assert table_rows(spark, table_path) == expected
+    assert file_groups(table_path) == {"eu": [nbcc_bucket_file_id(b) for b in (0, 1)],
+                                       "us": [nbcc_bucket_file_id(us_bucket)]}
     assert_no_leftovers(table_path)
+
+
+def file_groups(table_path) -> dict[str, list[str]]:
+    """The latest file slices' file ids, per partition."""
+    out: dict[str, list[str]] = {}
+    for s in HoodieTable.load(table_path).fs_view().latest_file_slices():
+        out.setdefault(s.partition, []).append(s.file_id)
+    return {p: sorted(ids) for p, ids in out.items()}
 
 
 @pytest.mark.parametrize("change, unmet", [

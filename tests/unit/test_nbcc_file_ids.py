@@ -1,10 +1,18 @@
 """Hudi's fixed file ids of non-blocking concurrency control, and a write's file groups told apart
 by (partition, file id): the same id names bucket N's file group in every partition."""
+from types import SimpleNamespace
+
 import pyarrow as pa
 
 from hudi_engine.concurrency.conflicts import Touch, find_conflicts
-from hudi_engine.file_group.fs_view import BaseFile, FileSlice
+from hudi_engine.config import HoodieConfig
+from hudi_engine.file_group.fs_view import BaseFile, FileSlice, LogFile
+from hudi_engine.file_group.log_scanner import Visibility
 from hudi_engine.index.bucket import bucket_of, nbcc_bucket_file_id
+from hudi_engine.merge.record_merger import MergeSpec
+from hudi_engine.read import merged_scan
+from hudi_engine.read.file_slice import SliceMerge
+from hudi_engine.read.plan import ReadPlan
 from hudi_engine.schema.meta_fields import PARTITION_PATH, RECORD_KEY
 from hudi_engine.timeline.instant import DELTA_COMMIT, Instant, State
 from hudi_engine.write.arrow_plane import group_slices
@@ -12,7 +20,6 @@ from hudi_engine.write.log_append import append_target
 from hudi_engine.write.planner import small_files
 from hudi_engine.write.routing import simple_buckets
 from hudi_engine.write.tasks import TARGET
-from hudi_engine.config import HoodieConfig
 
 BUCKET_1 = "00000001-0000-0000-0000-000000000000-0"
 
@@ -53,3 +60,22 @@ def test_small_files_and_conflicts_of_one_file_id_stay_in_their_partition():
     assert find_conflicts({("eu", BUCKET_1)}, [other], by_bucket=True) == []
     assert [c.file_groups for c in find_conflicts({("us", BUCKET_1)}, [other], by_bucket=True)] == [
         frozenset({("us", BUCKET_1)})]
+
+
+def test_slices_whose_base_files_share_a_name_across_partitions_are_merged_by_slice(monkeypatch):
+    """Spark's merged scan joins logged keys to base rows by base file name; one compaction task
+    that compacts both partitions' groups of a bucket (one write token) names their base files
+    alike, so such slices are merged in Arrow, each by itself."""
+    monkeypatch.setattr(merged_scan, "spark_opens", lambda spark, storage: True)
+
+    def plan(us_token: str) -> ReadPlan:
+        slices = tuple(FileSlice(p, BUCKET_1, "1", BaseFile(f"{p}/{BUCKET_1}_{token}_1.parquet", BUCKET_1, "1", 10 << 20),
+                                 [LogFile(f"{p}/.{BUCKET_1}_2.log.1_0-0-0", BUCKET_1, "2", 1, 100)])
+                       for p, token in (("eu", "0-1-0"), ("us", us_token)))
+        schema = pa.schema([(RECORD_KEY, pa.string()), ("ts", pa.int64())])
+        return ReadPlan(slices, schema, merge=SliceMerge(Visibility(frozenset({"1", "2"})),
+                                                         MergeSpec(("ts",), True, True)))
+
+    table = SimpleNamespace(storage=None)
+    assert merged_scan.merges_in_spark(None, table, plan("1-1-0"))
+    assert not merged_scan.merges_in_spark(None, table, plan("0-1-0"))

@@ -1,19 +1,22 @@
 """Non-blocking concurrency control (Hudi 1.x) with real writer processes: two writers held in flight
 together on the same buckets of a version 8 merge-on-read table both commit, each bucket keeps one
-file group, and every key holds the version with the larger ordering value, in our reader and
-hudi-rs, before and after compaction. Tables NBCC cannot serve are refused by name."""
+file group, named as Hudi's NBCC writers name it (the same file id in every partition), and every
+key holds the version with the larger ordering value, in our reader and hudi-rs, before and after
+compaction and after further writes on either plane. Tables NBCC cannot serve are refused by name."""
 from __future__ import annotations
 
 import pytest
 
 from hudi_engine import read, write
 from hudi_engine.errors import HoodieConfigError
-from hudi_engine.index.bucket import bucket_of, fixed_bucket_file_id
+from hudi_engine.index.bucket import bucket_of, nbcc_bucket_file_id
+from hudi_engine.services.clean import run_clean
 from hudi_engine.services.compaction import run_compactions, schedule_compaction
 from hudi_engine.table.meta_client import HoodieTable
 from tests.integration.test_multi_writer import COLUMNS, OCC, assert_no_leftovers, race, table_rows
 from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA
-from tests.support.hudi_rs import hudi_rs_read
+from tests.support.hudi_rs import hudi_rs_read, rows
+from tests.support.storage import files
 
 pytestmark = pytest.mark.spark
 NBCC = {**OCC, "hoodie.write.concurrency.mode": "NON_BLOCKING_CONCURRENCY_CONTROL",
@@ -43,9 +46,10 @@ def test_two_writers_of_the_same_buckets_both_commit_and_the_ordering_field_deci
     expected = [("k1", "x-k1", "eu", 10), ("k2", "y-k2", "eu", 10), ("k3", "x-k3", "eu", 10), ("k4", "y-k4", "eu", 10),
                 ("u1", "ugli", "us", 1)]
     assert ours(spark, table_path) == expected
-    table = HoodieTable.load(table_path)
-    groups = {s.file_id for s in table.fs_view().latest_file_slices() if s.partition == "eu"}
-    assert groups == {fixed_bucket_file_id("eu", b) for b in range(2)} and {bucket_of(g) for g in groups} == {0, 1}
+    # Hudi's fixed ids: bucket 0 and 1 of eu, and u1's bucket of us under the same id as eu's.
+    us_bucket = bucket_of(file_groups(table_path)["us"][0])
+    assert file_groups(table_path) == {"eu": [f"0000000{b}-0000-0000-0000-000000000000-0" for b in (0, 1)],
+                                       "us": [nbcc_bucket_file_id(us_bucket)]}
 
     # Again on the now existing file groups, then a compaction: the same winners.
     x = [("k1", "x2-k1", "eu", 20), ("k2", "x2-k2", "eu", 5)]
@@ -60,8 +64,69 @@ def test_two_writers_of_the_same_buckets_both_commit_and_the_ordering_field_deci
     compaction = schedule_compaction(HoodieTable.load(table_path), NBCC, force=True)
     assert run_compactions(spark, HoodieTable.load(table_path), options=NBCC) == [compaction.timestamp]
     assert table_rows(spark, table_path) == expected
-    assert all(s.base_file is not None and not s.log_files for s in HoodieTable.load(table_path).fs_view().latest_file_slices())
+    slices = HoodieTable.load(table_path).fs_view().latest_file_slices()
+    assert all(s.base_file is not None and not s.log_files for s in slices)
+    assert sorted(s.base_file.path.split("_")[0] for s in slices) == sorted(
+        f"{s.partition}/{s.file_id}" for s in slices), "each partition's compacted base file in its own group"
     assert_no_leftovers(table_path)
+
+
+@pytest.mark.usefixtures("write_plane")
+def test_buckets_that_share_file_ids_across_partitions_are_written_compacted_cleaned_and_read(spark, table_path):
+    """The same keys in two partitions: bucket N's file group of each is named N's fixed id, and
+    each partition's records, logs, compacted base files and cleaned slices stay its own."""
+    opts = {**FRUIT_OPTIONS, **NBCC, "hoodie.datasource.write.operation": "upsert"}
+
+    def upsert(rows_, operation="upsert"):
+        write(spark.createDataFrame(rows_, FRUIT_SCHEMA), table_path,
+              {**opts, "hoodie.datasource.write.operation": operation})
+
+    keys = [f"k{i}" for i in range(4)]      # k0, k2 in bucket 0; k1, k3 in bucket 1
+    upsert([(k, f"{region}-{k}", region, 1) for k in keys for region in ("eu", "us")])
+    hudi_ids = [nbcc_bucket_file_id(b) for b in (0, 1)]
+    assert file_groups(table_path) == {"eu": hudi_ids, "us": hudi_ids}
+    expected = sorted((k, f"{region}-{k}", region, 1) for k in keys for region in ("eu", "us"))
+    assert ours(spark, table_path) == expected
+    schedule_compaction(HoodieTable.load(table_path), NBCC, force=True)
+    run_compactions(spark, HoodieTable.load(table_path), options=NBCC)
+    assert both_readers(spark, table_path) == expected
+
+    # k0 newer in eu, older (it loses) in us; k4 new in eu's bucket 0; k1 deleted from us only.
+    upsert([("k0", "new-k0", "eu", 5), ("k0", "old-k0", "us", 0), ("k4", "eu-k4", "eu", 1)])
+    upsert([("k1", "", "us", 9)], operation="delete")
+    expected = sorted([r for r in expected if (r[0], r[2]) not in {("k0", "eu"), ("k1", "us")}]
+                      + [("k0", "new-k0", "eu", 5), ("k4", "eu-k4", "eu", 1)])
+    assert both_readers(spark, table_path) == expected
+    schedule_compaction(HoodieTable.load(table_path), NBCC, force=True)
+    run_compactions(spark, HoodieTable.load(table_path), options=NBCC)
+    # Keeping the latest commit's slices and the ones before them: the first write's log-only
+    # slices go, in both partitions.
+    first = HoodieTable.load(table_path).timeline.completed_writes()[0].timestamp
+    assert sorted(f.split("/")[0] for f in data_files(table_path) if first in f) == ["eu", "eu", "us", "us"]
+    assert run_clean(HoodieTable.load(table_path), {**NBCC, "hoodie.cleaner.commits.retained": "1"}, spark)
+    assert both_readers(spark, table_path) == expected
+    assert file_groups(table_path) == {"eu": hudi_ids, "us": hudi_ids}
+    assert not [f for f in data_files(table_path) if first in f], "the first (log-only) slices are cleaned"
+    assert_no_leftovers(table_path)
+
+
+def both_readers(spark, table_path) -> list[tuple]:
+    """Our rows, which hudi-rs reads too (a key may be in both partitions here)."""
+    rows_ = ours(spark, table_path)
+    assert rows_ == rows(hudi_rs_read(table_path), COLUMNS), "our reader and hudi-rs disagree"
+    return rows_
+
+
+def data_files(table_path) -> list[str]:
+    return [f for f in files(table_path) if not f.startswith(".hoodie") and "/.hoodie_partition" not in f]
+
+
+def file_groups(table_path) -> dict[str, list[str]]:
+    """The latest file slices' file ids, per partition."""
+    out: dict[str, list[str]] = {}
+    for s in HoodieTable.load(table_path).fs_view().latest_file_slices():
+        out.setdefault(s.partition, []).append(s.file_id)
+    return {p: sorted(ids) for p, ids in out.items()}
 
 
 @pytest.mark.parametrize("change, unmet", [

@@ -1,9 +1,4 @@
-import pytest
-
-from hudi_engine.errors import HoodieConfigError
-from hudi_engine.file_group.fs_view import FileSlice
-from hudi_engine.write.planner import (SizingPolicy, SmallFile, average_record_size, check_file_ids_unique,
-                                      plan_inserts)
+from hudi_engine.write.planner import SizingPolicy, SmallFile, average_record_size, plan_inserts
 
 POLICY = SizingPolicy(max_file_size=1000, small_file_limit=600, record_size_estimate=10,
                       insert_split_size=500000, auto_split=True)
@@ -39,12 +34,3 @@ def test_shuffle_parallelism_is_the_users_or_derived_from_the_input_never_below_
     assert shuffle_parallelism(configured=0, input_partitions=300, cores=16) == 300
     assert shuffle_parallelism(configured=0, input_partitions=1, cores=16) == 16
     assert shuffle_parallelism(configured=0, input_partitions=0, cores=0) == 1
-
-
-def test_a_file_id_in_two_partitions_is_refused_before_a_write_plans_on_it():
-    """Hudi's non-blocking concurrency control names bucket 1's file group the same in every
-    partition; a write keyed by file id would mix the two, so it is refused naming both."""
-    nbcc = "00000001-0000-0000-0000-000000000000-0"
-    check_file_ids_unique([FileSlice("a", nbcc, "1"), FileSlice("b", "00000002-0000-0000-0000-000000000000-0", "1")])
-    with pytest.raises(HoodieConfigError, match=f"{nbcc} names a file group in partition 'a' and in 'b'"):
-        check_file_ids_unique([FileSlice("a", nbcc, "1"), FileSlice("b", nbcc, "2")])

@@ -67,15 +67,16 @@ def new_bucket_file_id(bucket: int) -> str:
     return f"{bucket:08d}{str(uuid.uuid4())[8:]}-0"
 
 
-_FIXED_IDS = uuid.UUID("6f1e1f5c-7a0e-4a4b-9a52-0d1b6c3e2a17")   # namespace of the ids below
+# Hudi's BucketIdentifier.CONSTANT_FILE_ID_SUFFIX: the UUID tail of a bucket's fixed file id.
+NBCC_FILE_ID_SUFFIX = "-0000-0000-0000-000000000000"
 
 
-def fixed_bucket_file_id(partition: str, bucket: int) -> str:
-    """A bucket's one file group under non-blocking concurrency control: the same id for every
-    writer (the bucket number, then a UUID tail derived from the partition, so that buckets of
-    different partitions differ, as every file id of this engine does), so that concurrent writers
-    append to one file group."""
-    return f"{bucket:08d}{str(uuid.uuid5(_FIXED_IDS, partition))[8:]}-0"
+def nbcc_bucket_file_id(bucket: int) -> str:
+    """A bucket's one file group under non-blocking concurrency control, as Hudi names it
+    (``BucketIdentifier.newBucketFileIdForNBCC``: the bucket as ``%08d``, the constant tail, then
+    ``-0``): the same id for every writer, so that concurrent writers append to one file group, and
+    the same in every partition (a file group is its partition and file id together)."""
+    return f"{bucket:08d}{NBCC_FILE_ID_SUFFIX}-0"
 
 
 def bucket_of(file_id: str) -> int | None:

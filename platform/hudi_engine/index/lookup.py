@@ -35,8 +35,8 @@ def stored_keys(storage: Storage, slices: list[FileSlice], prepared: pa.Table, c
 
         found = record_index_lookup(storage, keys)
         # Entries of file groups a replace retired (insert_overwrite, delete_partition) no longer hold the key.
-        live = pa.array(sorted({s.file_id for s in slices}), pa.string())
-        return found.filter(pc.is_in(found["_fid"], value_set=live))
+        live = pa.array(sorted({f"{s.partition}\x00{s.file_id}" for s in slices}), pa.string())
+        return found.filter(pc.is_in(pc.binary_join_element_wise(found["_p"], found["_fid"], "\x00"), value_set=live))
     refs = [BaseFileRef(s.partition, s.file_id, s.base_file.path) for s in slices if s.base_file]
     by_partition = kind not in GLOBAL_INDEXES
     partitions = prepared[PARTITION_PATH].combine_chunks()

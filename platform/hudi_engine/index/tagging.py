@@ -53,7 +53,8 @@ def stored_locations(spark: SparkSession, storage: Storage, slices: list[FileSli
 
         found = record_index_locations(spark, storage, incoming.select(F.col(RECORD_KEY).alias("_k")), target)
         # Entries of file groups a replace retired (insert_overwrite, delete_partition) no longer hold the key.
-        return found.filter(F.col(target).isin(sorted({s.file_id for s in slices})))
+        live = sorted({f"{s.partition}\x00{s.file_id}" for s in slices})
+        return found.filter(F.concat_ws("\x00", F.col("_p"), F.col(target)).isin(live))
     refs = [BaseFileRef(s.partition, s.file_id, s.base_file.path) for s in slices if s.base_file]
     if not refs:
         return None

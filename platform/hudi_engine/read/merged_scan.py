@@ -54,6 +54,11 @@ def merges_in_spark(spark: SparkSession, table: HoodieTable, plan: ReadPlan) -> 
     if how.spec.ordered and not set(how.spec.ordering_fields) <= set(plan.schema.names):
         return False
     slices = plan.merged_slices
+    names = [posixpath.basename(s.base_file.path) for s in slices if s.base_file]
+    if len(set(names)) < len(names):
+        # The join tells base files apart by name. Hudi's NBCC buckets share their file id across
+        # partitions, so one compaction task (one write token) can name two partitions' base files alike.
+        return False
     logs = sum(f.size for s in slices for f in s.log_files)
     bases = sum(s.base_file.size for s in slices if s.base_file)
     return logs <= min(MAX_LOG_BYTES, MAX_LOG_SHARE * bases) and spark_opens(spark, table.storage)

@@ -28,7 +28,7 @@ from ..merge.record_merger import MergeSpec, deduplicate
 from ..schema.meta_fields import PARTITION_PATH, RECORD_KEY
 from ..spark_jobs import ARROW_BATCH_ROWS as BATCH_ROWS
 from ..threads import parallel_map, workers
-from .planner import InsertBucket, Target
+from .planner import GroupKey, InsertBucket, Target
 from .tasks import TARGET, BulkInsert, Prepare
 
 if TYPE_CHECKING:
@@ -101,10 +101,10 @@ class ArrowPlane:
         rows = bucketed.append_column(TARGET, pa.array([fid for *_, fid in routes], pa.string()).take(at))
         return rows.filter(pc.is_valid(rows[TARGET])).drop_columns([BUCKET_COLUMN])
 
-    def merge_groups(self, rows: pa.Table, targets: dict[str, Target], appends: dict) -> list[dict]:
+    def merge_groups(self, rows: pa.Table, targets: dict[GroupKey, Target], appends: dict) -> list[dict]:
         job = self.job
-        sizes = {s.file_id: s.base_file.size for s in job.latest if s.base_file}
-        rewrite = sum(sizes.get(file_id, 0) for file_id in targets)
+        sizes = {(s.partition, s.file_id): s.base_file.size for s in job.latest if s.base_file}
+        rewrite = sum(sizes.get(group, 0) for group in targets)
         if self.spark is not None and rewrite > job.cfg.get(C.IN_PROCESS_MAX_MERGE_BYTES):
             from .spark_plane import SparkPlane
 
@@ -113,20 +113,12 @@ class ArrowPlane:
             df = self.spark.createDataFrame(rows)
             return SparkPlane(job, df).merge_groups(df, targets, appends)
         fn = job.file_group_writer(targets, appends)
-        rows = rows.combine_chunks()
-        order = pc.sort_indices(rows, sort_keys=[(TARGET, "ascending")])
-        rows = rows.take(order)
-        # Sorted by file group, so each group's rows are one slice (value_counts keeps that order).
-        slices, start = [], 0
-        for item in rows[TARGET].combine_chunks().value_counts().to_pylist():
-            slices.append((item["values"], start, item["counts"]))
-            start += item["counts"]
+        slices = group_slices(rows)
         slices.sort(key=lambda s: -sizes.get(s[0], 0))     # the biggest rewrites first
 
         def write(i: int) -> list[dict]:
-            file_id, offset, count = slices[i]
-            group = rows.slice(offset, count).drop_columns([TARGET])
-            out = fn((file_id,), group, task=(i, write_token(i, 0, 0)))
+            group, part = slices[i]
+            out = fn(group, part.drop_columns([TARGET]), task=(i, write_token(i, 0, 0)))
             return [json.loads(s) for s in out.column("stat").to_pylist()]
 
         log.info(f"{job.operation} {job.instant.timestamp}: merging {len(slices)} file groups in this process")
@@ -169,6 +161,23 @@ class ArrowPlane:
         if report is not None and count:
             report(what, count, count, True)
         return [s for stats in results for s in stats]
+
+
+def group_slices(rows: pa.Table) -> list[tuple[GroupKey, pa.Table]]:
+    """The routed rows of each file group, (partition path, ``TARGET``): sorted by both, so each
+    group's rows are one slice (``value_counts`` keeps the sorted order)."""
+    rows = rows.combine_chunks()
+    rows = rows.take(pc.sort_indices(rows, sort_keys=[(PARTITION_PATH, "ascending"), (TARGET, "ascending")]))
+    keys = pc.binary_join_element_wise(rows[PARTITION_PATH], rows[TARGET], _SEP).combine_chunks()
+    out, start = [], 0
+    for item in keys.value_counts().to_pylist():
+        partition, file_id = item["values"].split(_SEP)
+        out.append(((partition, file_id), rows.slice(start, item["counts"])))
+        start += item["counts"]
+    return out
+
+
+_SEP = "\x00"      # in no partition path or file id
 
 
 def _mix(h: np.ndarray) -> np.ndarray:

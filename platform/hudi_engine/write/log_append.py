@@ -51,11 +51,12 @@ def new_log_target(partition: str, file_id: str, instant: str) -> AppendTarget:
 @dataclass(frozen=True)
 class AppendFileGroup:
     ctx: WriteContext
-    targets: dict[str, AppendTarget]
+    targets: dict[tuple[str, str], AppendTarget]     # by (partition path, file id)
     spec: MergeSpec
 
-    def __call__(self, file_id: str, incoming: pa.Table, task_partition: int, token: str) -> list[dict]:
-        target = self.targets[file_id]
+    def __call__(self, group: tuple[str, str], incoming: pa.Table, task_partition: int, token: str) -> list[dict]:
+        target = self.targets[group]
+        file_id = target.file_id
         cfg = self.ctx.config
         started = time.monotonic()
         incoming = deduplicate(incoming, self.spec)

@@ -55,7 +55,7 @@ def insert_overwrite(job: "WriteJob", prepared: "Rows") -> tuple[list[dict], Rep
     log.info(f"{job.operation} {job.instant.timestamp}: {sum(inserts.values())} records into "
              f"{len(buckets)} new file groups, replacing {len(replaced_slices)}")
     job.txn.check_early_conflicts({(p, fid) for p, ids in replaced.items() for fid in ids})
-    targets = {b.file_id: Target(b.partition, b.file_id, None, None) for b in buckets}
+    targets = {(b.partition, b.file_id): Target(b.partition, b.file_id, None, None) for b in buckets}
     return job.merge_groups(plane.assign_inserts(prepared, buckets), targets), dict(replaced)
 
 
@@ -101,21 +101,20 @@ def upsert(job: "WriteJob", prepared: "Rows") -> list[dict]:
             else:
                 updates[(partition, target)] = count
         job.check_not_clustering(updates)
-        slices = {s.file_id: s for s in job.latest}
+        slices = {(s.partition, s.file_id): s for s in job.latest}
         small = small_files(job.latest, job.cfg, job.clustering, job.compacting, job.is_mor)
         buckets = plan_inserts(dict(inserts), small, job.avg_record_size(), job.sizing)
-        appends = job.append_targets(updates, {b.file_id for b in buckets}, slices)
+        insert_groups = {(b.partition, b.file_id) for b in buckets}
+        appends = job.append_targets(updates, insert_groups, slices)
         job.inflight(workload_profile(dict(inserts), updates, job.operation))
-        new_groups = sum(1 for b in buckets if b.file_id not in slices)
+        new_groups = len(insert_groups - slices.keys())
         log.info(f"{job.operation} {job.instant.timestamp}: {sum(inserts.values())} inserts into "
                  f"{len(buckets)} file groups ({new_groups} new), {sum(updates.values())} "
                  f"updates/deletes in {len(updates)} file groups; merging and writing")
-        targets = {fid: existing_target(slices[fid]) for _, fid in updates if fid not in appends}
-        for b in buckets:
-            targets.setdefault(b.file_id, existing_target(slices[b.file_id]) if b.file_id in slices
-                               else Target(b.partition, b.file_id, None, None))
-        job.txn.check_early_conflicts({(t.partition, fid) for fid, t in targets.items() if fid in slices}
-                                      | {(p, fid) for p, fid in updates})
+        targets = {g: existing_target(slices[g]) for g in updates if g not in appends}
+        for g in sorted(insert_groups):
+            targets.setdefault(g, existing_target(slices[g]) if g in slices else Target(*g, None, None))
+        job.txn.check_early_conflicts((targets.keys() & slices.keys()) | updates.keys())
         routed = plane.union(plane.found(tagged, stored=True),
                              plane.assign_inserts(plane.found(tagged, stored=False), buckets))
         return job.merge_groups(routed, targets, appends)
@@ -145,19 +144,18 @@ def bucketed(job: "WriteJob", prepared: "Rows") -> list[dict]:
             file_id = stored.file_id if stored else routing.new_file_id(partition, bucket)
             routes.append((partition, bucket, file_id))
             if stored is None:
-                targets[file_id] = Target(partition, file_id, None, None)
+                targets[(partition, file_id)] = Target(partition, file_id, None, None)
                 inserts[partition] += count
             else:
-                targets[file_id] = existing_target(stored)
+                targets[(partition, file_id)] = existing_target(stored)
                 updates[(partition, file_id)] = count
         job.check_not_clustering(updates)
         job.txn.check_early_conflicts({(p, fid) for p, _, fid in routes})
-        appends = job.append_targets(updates, set(), {s.file_id: s for s in routing.existing.values()})
+        appends = job.append_targets(updates, set(), {(s.partition, s.file_id): s for s in routing.existing.values()})
         if job.nbcc:
-            appends.update({fid: new_log_target(t.partition, fid, job.instant.timestamp) for fid, t in targets.items()
-                            if fid not in appends})
-        for file_id in appends:
-            targets.pop(file_id)
+            appends.update({g: new_log_target(*g, job.instant.timestamp) for g in targets if g not in appends})
+        for group in appends:
+            targets.pop(group)
         job.inflight(workload_profile(dict(inserts), updates, job.operation))
         log.info(f"{job.operation} {job.instant.timestamp}: {sum(c for *_, c in counts)} records into "
                  f"{len(routes)} buckets ({len(routes) - len(updates)} new file groups); merging and writing")

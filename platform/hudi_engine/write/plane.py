@@ -10,7 +10,7 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import Any, Callable, Protocol, Sequence
 
-from .planner import InsertBucket, Target
+from .planner import GroupKey, InsertBucket, Target
 from .tasks import Prepare
 
 Rows = Any
@@ -53,8 +53,9 @@ class Plane(Protocol):
     def routed(self, bucketed: Rows, routes: list[tuple[str, int, str]]) -> Rows:
         """Rows of the routed (partition, bucket) pairs, with ``TARGET`` the file id routed to."""
 
-    def merge_groups(self, rows: Rows, targets: dict[str, Target], appends: dict) -> list[dict]:
-        """Merge and write (or log) each file group's rows; the write stats."""
+    def merge_groups(self, rows: Rows, targets: dict[GroupKey, Target], appends: dict) -> list[dict]:
+        """Merge and write (or log) each file group's rows, a group being (partition path, ``TARGET``);
+        the write stats."""
 
     def bulk_insert(self, prepare: Prepare, sort_mode: str, parallelism: int) -> list[dict]:
         """The input written into new file groups, nothing looked up; the write stats."""

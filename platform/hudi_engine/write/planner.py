@@ -10,7 +10,6 @@ from typing import Container, Iterable
 
 from .. import config as C
 from ..config import HoodieConfig
-from ..errors import HoodieConfigError
 from ..file_group.fs_view import FileSlice
 from ..file_group.naming import new_file_id
 from ..timeline.commit_metadata import totals
@@ -21,19 +20,9 @@ from ..timeline.timeline import Timeline
 RECORD_SIZE_ESTIMATION_THRESHOLD = 1.0
 
 
-def check_file_ids_unique(latest: Iterable[FileSlice]) -> None:
-    """Refuse a table where one file id names file groups in several partitions: this writer keys
-    a write's file groups by file id. Hudi's non-blocking concurrency control names a bucket's file
-    group ``<bucket>-0000-0000-0000-000000000000-0`` in every partition (its
-    ``BucketIdentifier.newBucketFileIdForNBCC``); such a table is read here, not written."""
-    seen: dict[str, str] = {}
-    for s in latest:
-        other = seen.setdefault(s.file_id, s.partition)
-        if other != s.partition:
-            raise HoodieConfigError(
-                f"file id {s.file_id} names a file group in partition '{other}' and in '{s.partition}' "
-                "(as Hudi's non-blocking concurrency control names its buckets' file groups); this "
-                "engine reads such a table but cannot write it yet: write it with Apache Hudi")
+# A write's file group: (partition, file id). File ids alone do not tell file groups apart: Hudi's
+# non-blocking concurrency control names a bucket's file group the same in every partition.
+GroupKey = tuple[str, str]
 
 
 @dataclass(frozen=True)
@@ -51,6 +40,10 @@ class Target:
     file_id: str
     base_path: str | None       # current base file to merge with; None for a new file group
     prev_commit: str | None
+
+    @property
+    def group(self) -> GroupKey:
+        return self.partition, self.file_id
 
 
 @dataclass(frozen=True)

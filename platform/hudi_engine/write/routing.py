@@ -13,7 +13,7 @@ from .. import config as C
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError
 from ..file_group.fs_view import FileSlice
-from ..index.bucket import bucket_of, fixed_bucket_file_id, new_bucket_file_id
+from ..index.bucket import bucket_of, nbcc_bucket_file_id, new_bucket_file_id
 from ..index.consistent_hashing import Ring
 from ..index.consistent_meta import load_or_create_metadata
 from ..index.tagging import AddBucket, AddConsistentBucket
@@ -61,7 +61,8 @@ def bucket_hash_fields(cfg: HoodieConfig, keygen: KeyGenerator) -> list[str]:
 def simple_buckets(latest: Sequence[FileSlice], hash_fields: list[str], num_buckets: int,
                    fixed_ids: bool = False) -> BucketRouting:
     """The simple engine: bucket = hash mod num.buckets; a new bucket's file id starts with it
-    (``fixed_ids``, non-blocking concurrency control: is the bucket's fixed one)."""
+    (``fixed_ids``, non-blocking concurrency control: is Hudi's fixed one for the bucket, the same
+    in every partition)."""
     existing: dict[tuple[str, int], FileSlice] = {}
     for s in latest:
         bucket = bucket_of(s.file_id)
@@ -72,7 +73,8 @@ def simple_buckets(latest: Sequence[FileSlice], hash_fields: list[str], num_buck
                 "cannot change, and a table written with another index cannot take the bucket index")
         existing[(s.partition, bucket)] = s
     return BucketRouting(existing, AddBucket(tuple(hash_fields), num_buckets),
-                         fixed_bucket_file_id if fixed_ids else lambda _p, bucket: new_bucket_file_id(bucket))
+                         (lambda _p, bucket: nbcc_bucket_file_id(bucket)) if fixed_ids
+                         else (lambda _p, bucket: new_bucket_file_id(bucket)))
 
 
 def consistent_buckets(table: HoodieTable, latest: Sequence[FileSlice], partitions: Sequence[str],

@@ -14,7 +14,7 @@ from ..file_group.tasks import STAT_SCHEMA
 from ..index.tagging import BUCKET_COLUMN, tag
 from ..merge.record_merger import OP_COLUMN
 from ..schema.meta_fields import PARTITION_PATH, RECORD_KEY
-from .planner import InsertBucket, Target
+from .planner import GroupKey, InsertBucket, Target
 from .routing import assign_inserts
 from .tasks import TARGET, BulkInsert, Prepare
 
@@ -97,14 +97,17 @@ class SparkPlane:
         route_df = self.spark.createDataFrame(routes, f"{PARTITION_PATH} string, {BUCKET_COLUMN} int, {TARGET} string")
         return bucketed.join(F.broadcast(route_df), [PARTITION_PATH, BUCKET_COLUMN], "inner").drop(BUCKET_COLUMN)
 
-    def merge_groups(self, rows: DataFrame, targets: dict[str, Target], appends: dict) -> list[dict]:
+    def merge_groups(self, rows: DataFrame, targets: dict[GroupKey, Target], appends: dict) -> list[dict]:
         fn = self.job.file_group_writer(targets, appends)
         # One task per file group, as Hudi's partitioner gives each bucket its own: merging is the
         # costly part and its shuffle is small, so Spark's size-based coalescing would leave cores idle.
-        by_group = rows.repartition(len(targets) + len(appends), TARGET)
+        # A file group is its partition and file id (the same id names a bucket in every partition
+        # under non-blocking concurrency control).
+        by_group = rows.repartition(len(targets) + len(appends), PARTITION_PATH, TARGET)
         with self.job.step("merge and write file groups"):
             # PySpark counts a callable object's `self` as an argument: hand it a plain (key, data) function.
-            return _collect(by_group.groupBy(TARGET).applyInArrow(lambda key, data: fn(key, data), STAT_SCHEMA))
+            grouped = by_group.groupBy(PARTITION_PATH, TARGET)
+            return _collect(grouped.applyInArrow(lambda key, data: fn(key, data), STAT_SCHEMA))
 
     def bulk_insert(self, prepare: Prepare, sort_mode: str, parallelism: int) -> list[dict]:
         job = self.job

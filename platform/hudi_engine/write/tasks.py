@@ -23,7 +23,7 @@ from ..schema.arrow import conform, repeat_string
 from ..schema.meta_fields import PARTITION_PATH, RECORD_KEY
 from .cdc_log import cdc_mode, write_cdc_log
 from .log_append import AppendFileGroup
-from .planner import Target
+from .planner import GroupKey, Target
 
 TARGET = "_hoodie_target"
 KEY_HASH = "_hoodie_key_hash"
@@ -75,18 +75,20 @@ class WriteFileGroup:
     """Merge one file group's incoming records with its current base file and write the new one,
     or, for a merge-on-read group in ``append``, log them."""
     ctx: WriteContext
-    targets: dict[str, Target]
+    targets: dict[GroupKey, Target]
     spec: MergeSpec
     append: AppendFileGroup | None = None
 
     def __call__(self, key: tuple, group: pa.Table, task: tuple[int, str] | None = None) -> pa.Table:
-        """``task``: (task partition, write token) when run outside a Spark task."""
-        file_id = key[0].as_py() if hasattr(key[0], "as_py") else key[0]
+        """``key``: the group's (partition path, file id), as Spark's grouping hands them or plain;
+        ``task``: (task partition, write token) when run outside a Spark task."""
+        partition, file_id = (k.as_py() if hasattr(k, "as_py") else k for k in key)
         task_partition, token = task or task_identity()
         incoming = group.drop_columns([c for c in (TARGET, KEY_HASH) if c in group.column_names])
-        if self.append is not None and file_id in self.append.targets:
-            return pa.Table.from_batches([stats_batch(self.append(file_id, incoming, task_partition, token))])
-        target = self.targets[file_id]
+        if self.append is not None and (partition, file_id) in self.append.targets:
+            stats = self.append((partition, file_id), incoming, task_partition, token)
+            return pa.Table.from_batches([stats_batch(stats)])
+        target = self.targets[(partition, file_id)]
         stored, bloom = None, None
         if target.base_path:
             stored, footer = read_base_file_and_footer(self.ctx.storage, target.base_path)

@@ -45,11 +45,10 @@ from ..timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT
 from ..transaction.metadata.writer import ensure_metadata
 from ..transaction.transaction import Transaction
 from . import operations
-from .log_append import AppendFileGroup, append_target
+from .log_append import AppendFileGroup, AppendTarget, append_target
 from .arrow_plane import ArrowPlane
 from .plane import Plane
-from .planner import (SizingPolicy, Target, check_file_ids_unique, shuffle_parallelism, sizing_policy,
-                      timeline_record_size)
+from .planner import GroupKey, SizingPolicy, Target, shuffle_parallelism, sizing_policy, timeline_record_size
 from .spark_plane import SparkPlane
 from .tasks import Prepare, WriteFileGroup
 
@@ -225,7 +224,6 @@ class WriteJob:
         table = ensure_metadata(self.spark, table, self.cfg)
         self.table = table
         self.latest = table_view(table).latest_file_slices()
-        check_file_ids_unique(self.latest)
         # File groups a pending compaction is rewriting: their new log files start its slice.
         self.compacting = pending_compaction_groups(table) if self.is_mor else {}
         # File groups a pending clustering is rewriting: no inserts go there, updates are refused.
@@ -358,22 +356,21 @@ class WriteJob:
                 f"--base-path {self.table.base_path}), then retry this write",
                 self.table.base_path, tuple(instants))
 
-    def append_targets(self, updates: dict[tuple[str, str], int], insert_groups: set[str],
-                       slices: dict[str, FileSlice]) -> dict:
+    def append_targets(self, updates: dict[GroupKey, int], insert_groups: set[GroupKey],
+                       slices: dict[GroupKey, FileSlice]) -> dict[GroupKey, AppendTarget]:
         """Merge-on-read: updated file groups log their changes, except small file groups taking
         inserts, which are rewritten (Hudi's small-file correction when the index cannot see logs)."""
         if not self.is_mor:
             return {}
         own = self.instant.timestamp if self.table.version >= 8 else None
-        return {fid: append_target(slices[fid], self.compacting.get((partition, fid)), own)
-                for partition, fid in updates if fid not in insert_groups}
+        return {g: append_target(slices[g], self.compacting.get(g), own) for g in updates if g not in insert_groups}
 
-    def merge_groups(self, rows, targets: dict[str, Target], appends: dict | None = None) -> list[dict]:
+    def merge_groups(self, rows, targets: dict[GroupKey, Target], appends: dict | None = None) -> list[dict]:
         if not targets and not appends:
             return []
         return self.plane.merge_groups(rows, targets, appends or {})
 
-    def file_group_writer(self, targets: dict[str, Target], appends: dict) -> WriteFileGroup:
+    def file_group_writer(self, targets: dict[GroupKey, Target], appends: dict) -> WriteFileGroup:
         """The per-file-group merge and write (or log append) either plane runs."""
         spec = MergeSpec(self.ordering, self.combine(),
                          merge_mode(self.cfg) == "EVENT_TIME_ORDERING", self.partial, self.custom)

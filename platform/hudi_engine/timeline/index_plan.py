@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import HoodieTimelineError
-from .avro_models import INDEX_COMMIT_METADATA, INDEX_PLAN, decode_instant_avro, encode_instant_avro
+from .avro_models import INDEX_PLAN, decode_instant_avro, encode_instant_avro
 from .instant import INDEXING, Instant, State
 
 INDEX_OPERATION = "INDEX"          # WriteOperationType.INDEX, as Hudi records it

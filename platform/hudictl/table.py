@@ -258,7 +258,9 @@ def build_indexes(table, index_types: str | None, mode: str, instant: str | None
     types = [t for t in (index_types or "").split(",") if t.strip()]
     if mode in ("schedule", "scheduleAndExecute") and not types:
         raise SystemExit("hudictl table index build needs --index-types (e.g. RECORD_INDEX,COLUMN_STATS)")
-    with _local_spark_if(mode != "rollback", "hudictl-index-build") as spark:
+    # Spark builds, and counts the keys to schedule the record index; a rollback needs none.
+    needs_spark = mode in ("execute", "scheduleAndExecute") or "RECORD_INDEX" in (t.strip().upper() for t in types)
+    with _local_spark_if(needs_spark, "hudictl-index-build") as spark:
         done = build_index(spark, table, types, mode, parse_conf(conf), instant)
     if done is None:
         print(f"nothing to {'roll back' if mode == 'rollback' else 'index'} on {table.name}")

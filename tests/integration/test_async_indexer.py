@@ -23,6 +23,8 @@ from hudi_engine.timeline.avro_models import decode_instant_avro
 from hudi_engine.timeline.index_plan import pending_indexing, plan_of
 from hudi_engine.timeline.instant import INDEXING
 from hudi_engine.transaction.metadata.writer import ensure_metadata
+from hudi_jobs.table_service import parse_config, run_service
+from hudictl.cli import main
 from tests.support.hudi_rs import hudi_rs_read, rows
 
 pytestmark = pytest.mark.spark
@@ -53,7 +55,8 @@ if deletes:
     write(gone, path, {**opts, "hoodie.datasource.write.operation": "delete"})
 """
 
-# An indexer killed once the record index's base files are written, before its build instant completes.
+# An indexer killed once the record index's base files are written (by Spark tasks), before its build
+# instant is on the metadata timeline; column stats were built before it.
 KILLED = """
 import json, os, sys
 from hudi_engine.api import build_index
@@ -61,7 +64,7 @@ from hudi_engine.spark import local_spark
 from hudi_engine.transaction.metadata import writer
 complete = writer._complete
 def dying(mdt, instant, stats, operation, begin):
-    if operation == "bulk_insert":
+    if operation == "bulk_insert" and stats[0]["partitionPath"] == "record_index":
         os._exit(9)
     complete(mdt, instant, stats, operation, begin)
 writer._complete = dying
@@ -162,6 +165,18 @@ def test_built_while_another_process_writes(spark, tmp_path):
     assert_like_rebuild_and_readers(spark, path, tmp_path, ["42", "7", "53"])
     assert build_index(spark, path, TYPES, options=OCC) is None       # nothing left to index
 
+    conf = [a for k, v in OCC.items() for a in ("--hoodie-conf", f"{k}={v}")]
+    cli = ["table", "index", "build", "--base-path", path, *conf]
+    assert main([*cli, "--index-types", "BLOOM_FILTERS", "--mode", "schedule"]) == 0
+    table = HoodieTable.load(path)
+    [bloom] = pending_indexing(table.timeline)
+    assert table.props["hoodie.table.metadata.partitions.inflight"] == "bloom_filters"
+    assert main([*cli, "--mode", "rollback"]) == 0
+    table = HoodieTable.load(path)
+    assert not pending_indexing(table.timeline) and table.props["hoodie.table.metadata.partitions.inflight"] == ""
+    assert not os.path.exists(os.path.join(path, MDT_DIR, "bloom_filters"))
+    assert sorted(table_partitions(table)) == ["column_stats", "files", "record_index"]
+
 
 def test_killed_indexer_leaves_the_table_usable_and_resumes(spark, tmp_path):
     import json
@@ -173,11 +188,18 @@ def test_killed_indexer_leaves_the_table_usable_and_resumes(spark, tmp_path):
     assert proc.returncode == 9
     table = HoodieTable.load(path)
     [pending] = pending_indexing(table.timeline)
+    written = os.listdir(os.path.join(path, MDT_DIR, RECORD_INDEX))
+    assert any(name.endswith(".hfile") for name in written)                 # killed half way
     assert table_partitions(table) == ["files"]
     assert len(rows(read(spark, path).toArrow(), COLS)) == 30       # readable
     second_process(path, 25, 35, 2, deletes=[3])                     # writable, and kept in step
 
-    done = build_index(spark, path, mode="execute", options=OCC)    # resumes the killed one
-    assert done.timestamp == pending.timestamp
+    job = parse_config({"basePath": path, "service": "indexing", "hoodieConf": {     # resumes the killed one
+        **OCC, "hoodie.metadata.record.index.enable": "true", "hoodie.metadata.index.column.stats.enable": "true"}},
+        "indexing job")
+    assert run_service(job) == [f"indexed {pending.timestamp}"]
+    planned = {p.partition: p for p in plan_of(HoodieTable.load(path).timeline, pending)}[RECORD_INDEX]
+    bases = [n for n in os.listdir(os.path.join(path, MDT_DIR, RECORD_INDEX)) if n.endswith(".hfile")]
+    assert len(bases) == planned.file_groups                                 # the killed run's are gone
     assert sorted(table_partitions(HoodieTable.load(path))) == ["column_stats", "files", "record_index"]
     assert_like_rebuild_and_readers(spark, path, tmp_path, ["33", "4"])

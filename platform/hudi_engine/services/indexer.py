@@ -23,7 +23,7 @@ from ..concurrency.locks import locked_table
 from ..concurrency.settings import is_occ
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError
-from ..metadata_table.layout import FILES, init_instant, mdt_storage, open_mdt, set_table_partitions
+from ..metadata_table.layout import FILES, init_instant, mdt_storage, open_mdt, set_table_partitions, wanted_partitions
 from ..table.meta_client import HoodieTable
 from ..timeline.index_plan import (IndexPartition, commit_record, encode_plan, indexing_partitions,
                                    partitions_to_index, pending_indexing, plan_of)
@@ -50,6 +50,11 @@ def index_partitions(index_types: list[str]) -> list[str]:
                                     "CREATE INDEX)")
         out.append(partition)
     return out
+
+
+def enabled_index_types(cfg: HoodieConfig) -> list[str]:
+    """The index types the options turn on, as a writer's would (what ``index_types`` defaults to)."""
+    return [p.upper() for p in wanted_partitions(cfg, ASYNC_MIN_VERSION) if p in INDEXABLE]
 
 
 def _check(table: HoodieTable, cfg: HoodieConfig) -> None:
@@ -186,7 +191,8 @@ def build_index(spark, table: HoodieTable | str, index_types: list[str] | str | 
                 mode: str = "scheduleAndExecute", options: dict | None = None,
                 instant: str | None = None) -> Instant | None:
     """Hudi's ``HoodieIndexer``: ``schedule`` the build of ``index_types`` (``RECORD_INDEX``,
-    ``COLUMN_STATS``, ``BLOOM_FILTERS``), ``execute`` a pending one (``instant``, else the oldest),
+    ``COLUMN_STATS``, ``BLOOM_FILTERS``; None: those ``options`` enable, as
+    ``hoodie.metadata.record.index.enable``), ``execute`` a pending one (``instant``, else the oldest),
     both (``scheduleAndExecute``), or ``rollback`` a pending one. ``options``: ``hoodie.*``
     options, the table lock's among them. The instant acted on, or None when there was none."""
     loaded = table if isinstance(table, HoodieTable) else HoodieTable.load(table)
@@ -198,9 +204,10 @@ def build_index(spark, table: HoodieTable | str, index_types: list[str] | str | 
         return rollback_indexing(loaded, cfg, instant)
     scheduled = None
     if wanted in ("schedule", "scheduleandexecute"):
-        types = [index_types] if isinstance(index_types, str) else list(index_types or [])
+        types = [index_types] if isinstance(index_types, str) else list(index_types or enabled_index_types(cfg))
         if not types:
-            raise HoodieConfigError("scheduling indexing needs the index types to build (e.g. RECORD_INDEX, COLUMN_STATS)")
+            raise HoodieConfigError("scheduling indexing needs the index types to build (e.g. RECORD_INDEX, COLUMN_STATS), "
+                                    "or options that enable them (hoodie.metadata.record.index.enable=true)")
         scheduled = schedule_indexing(spark, loaded, types, cfg)
         if wanted == "schedule" or scheduled is None:
             return scheduled

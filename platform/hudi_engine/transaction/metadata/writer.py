@@ -244,11 +244,11 @@ def build_planned(spark, table: HoodieTable, planned: IndexPartition, scheduled:
     if existing is not None and existing.is_completed:
         return False
     instant, partition = planned.build_instant, planned.partition
+    for f in mdt.storage.list(partition):     # a killed run's base files (other task tokens)
+        base = parse_base_file_name(f.path.rsplit("/", 1)[-1])
+        if base is not None and base.instant == instant:
+            mdt.storage.delete(f.path)
     if existing is not None:
-        for f in mdt.storage.list(partition):     # an earlier run's base files (other task tokens)
-            base = parse_base_file_name(f.path.rsplit("/", 1)[-1])
-            if base is not None and base.instant == instant:
-                mdt.storage.delete(f.path)
         mdt.timeline.delete_pending_files(existing)
         mdt = mdt.reload()
     log.info(f"indexing {partition} of {table.name}: building {planned.file_groups} file groups at {instant}")

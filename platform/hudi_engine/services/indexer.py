@@ -29,6 +29,7 @@ from ..timeline.index_plan import (IndexPartition, commit_record, encode_plan, i
                                    partitions_to_index, pending_indexing, plan_of)
 from ..timeline.instant import INDEXING, Instant, State, new_instant_time
 from ..transaction.commit import complete
+from ..transaction.metadata.secondary_index import taken_build_instants
 from ..transaction.metadata.writer import ORDER, INDEXABLE, build_planned, current_partitions, \
     planned_file_groups, uncovered_instants
 
@@ -90,7 +91,7 @@ def schedule_indexing(spark, table: HoodieTable, index_types: list[str], cfg: Ho
             raise HoodieConfigError(f"{locked.name} has no completed write to index")
         mdt = open_mdt(locked)
         assert mdt is not None
-        taken = [i.timestamp for i in mdt.timeline.instants] + [p.build_instant for p in building.values()]
+        taken = taken_build_instants(mdt, locked)
         plan = []
         for partition in sorted(todo, key=ORDER.index):
             build = init_instant(last.timestamp, ORDER.index(partition), locked.version, taken)

@@ -78,6 +78,7 @@ from .secondary_index import (
     built_indexes,
     entry_changes,
     index_build_instant,
+    taken_build_instants,
     kept_partitions,
     missing_indexes,
     write_changes,
@@ -101,12 +102,13 @@ def current_partitions(table: HoodieTable) -> list[str]:
     return [p for p in props.get(C.TABLE_METADATA_PARTITIONS.key, "").split(",") if p]
 
 
-def building_partitions(table: HoodieTable) -> dict[str, IndexPartition]:
-    """The partitions pending indexing instants build, read from storage: writers keep them in step
-    from the moment they are scheduled (their base files may not exist yet)."""
+def building_partitions(table: HoodieTable, fresh: bool = True) -> dict[str, IndexPartition]:
+    """The partitions pending indexing instants build: writers keep them in step from the moment
+    they are scheduled (their base files may not exist yet). ``fresh``: list the timeline again
+    (else the caller's, loaded under the lock, is trusted)."""
     if not mdt_storage(table).exists(PROPERTIES_FILE):
         return {}
-    return indexing_partitions(HoodieTable(table.storage, table.props).timeline)
+    return indexing_partitions((HoodieTable(table.storage, table.props) if fresh else table).timeline)
 
 
 def indexed_columns(table: HoodieTable, cfg: HoodieConfig | None = None) -> list[str]:
@@ -170,7 +172,7 @@ def build_expression_indexes(spark, table: HoodieTable, definitions: list[IndexD
         table = set_table_partitions(table, current_partitions(table), inflight=[definition.name])
         mdt = open_mdt(table)
         assert mdt is not None
-        instant = index_build_instant(mdt)
+        instant = index_build_instant(mdt, table)
         log.info(f"building expression index {definition.user_name} of {table.name} at {instant}")
         timeline = table.timeline
         files = [(f.path, f.size) for s in table_view(table).latest_file_slices()
@@ -199,7 +201,7 @@ def _build(spark, table: HoodieTable, have: list[str], missing: list[str], cfg: 
     anchor = completed[-1].timestamp if completed else None
     listing = _committed_files(table)
     for partition in missing:
-        instant = init_instant(anchor, ORDER.index(partition), table.version, [i.timestamp for i in mdt.timeline.instants])
+        instant = init_instant(anchor, ORDER.index(partition), table.version, taken_build_instants(mdt, table))
         log.info(f"building metadata partition {partition} of {table.name} at {instant}")
         if partition == RECORD_INDEX:
             stats = _build_record_index(spark, table, mdt, instant, cfg)
@@ -426,7 +428,7 @@ class _Sync:
 
     def __init__(self, table: HoodieTable, instant: str, spark=None, options: dict | None = None):
         self.table, self.instant, self.spark, self.options = table, instant, spark, options or {}
-        self.building = building_partitions(table)
+        self.building = building_partitions(table, fresh=False)     # completions reload the table under the lock
         done = current_partitions(table)
         self.partitions = done + [p for p in self.building if p not in done]
         self.mdt = open_mdt(table) if self.partitions else None

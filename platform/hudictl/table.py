@@ -21,7 +21,7 @@ drops one and ``index list`` lists the table's indexes (``SHOW INDEXES``).
 (``HoodieIndexer``): it schedules an ``indexing`` instant and builds those metadata partitions while
 writers keep writing (with the table lock they share, given by ``--hoodie-conf``); ``--mode
 schedule``, ``execute`` (a pending one, or ``--instant``), ``scheduleAndExecute`` (default) or
-``rollback``. Run ``execute`` again to resume one that was killed."""
+``rollback``. Run ``execute`` again to resume one that was killed (the second example)."""
 from __future__ import annotations
 
 import argparse
@@ -47,10 +47,8 @@ EXAMPLE = """examples:
   hudictl table index create --base-path ./lake/trips --name idx_day --column ts --type column_stats --option expr=from_unixtime --option format=yyyy-MM-dd
   hudictl table index list --base-path ./lake/trips
   hudictl table index drop --base-path ./lake/trips --name idx_city
-  hudictl table index build --base-path ./lake/trips --index-types RECORD_INDEX,COLUMN_STATS \
-      --hoodie-conf hoodie.write.concurrency.mode=optimistic_concurrency_control \
-      --hoodie-conf hoodie.write.lock.provider=org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider
-  hudictl table index build --base-path ./lake/trips --mode execute --hoodie-conf ...   # resume a killed one
+  hudictl table index build --base-path ./lake/trips --index-types RECORD_INDEX,COLUMN_STATS --hoodie-conf hoodie.write.concurrency.mode=optimistic_concurrency_control --hoodie-conf hoodie.write.lock.provider=org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider
+  hudictl table index build --base-path ./lake/trips --mode execute --hoodie-conf hoodie.write.concurrency.mode=optimistic_concurrency_control --hoodie-conf hoodie.write.lock.provider=org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider
 """
 VIEWS = ("describe", "timeline", "files", "pending", "metadata")
 CHANGES = ("change-type", "upgrade", "downgrade")

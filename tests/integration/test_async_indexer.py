@@ -142,6 +142,8 @@ def test_built_while_another_process_writes(spark, tmp_path):
     assert os.path.exists(os.path.join(path, ".hoodie/timeline", f"{scheduled.timestamp}.indexing.requested"))
     assert table.props["hoodie.table.metadata.partitions.inflight"] == "column_stats,record_index"
     assert table_partitions(table) == ["files"]
+    rewritten = set_table_partitions(table, ["files"])               # as any other build or drop does
+    assert rewritten.props["hoodie.table.metadata.partitions.inflight"] == "column_stats,record_index"
 
     second_process(path, 30, 50, 2)                     # scheduled, not built: logged in the partitions
     cfg = HoodieConfig({**OCC, **table.props})

@@ -13,8 +13,8 @@ import pytest
 from hudi_engine import read
 from hudi_engine.api import build_index
 from hudi_engine.config import HoodieConfig
-from hudi_engine.metadata_table.layout import COLUMN_STATS, MDT_DIR, RECORD_INDEX, set_table_partitions, \
-    table_partitions
+from hudi_engine.metadata_table.layout import BLOOM_FILTERS, COLUMN_STATS, MDT_DIR, RECORD_INDEX, \
+    set_table_partitions, table_partitions
 from hudi_engine.metadata_table.reader import MetadataReader
 from hudi_engine.read.plan import plan_read
 from hudi_engine.services.indexer import build_indexing, finish_indexing
@@ -36,7 +36,7 @@ OPTS = {"hoodie.table.name": "trips", "hoodie.datasource.write.recordkey.field":
         "hoodie.write.table.version": "9", "hoodie.parquet.small.file.limit": "0", **OCC}
 # What writers run with while an indexer builds: the indexes on, their build left to the indexer.
 WRITER_OPTS = {**OPTS, "hoodie.metadata.index.async": "true", "hoodie.metadata.record.index.enable": "true",
-               "hoodie.metadata.index.column.stats.enable": "true"}
+               "hoodie.metadata.index.column.stats.enable": "true", "hoodie.metadata.index.bloom.filter.enable": "true"}
 TYPES = ["RECORD_INDEX", "COLUMN_STATS"]
 
 # A second process (no Spark: an Arrow write) upserting ids [lo, hi) and deleting ``deletes``.
@@ -86,33 +86,42 @@ def first_write(spark, path, n):
     write(df, path, {**OPTS, "hoodie.datasource.write.operation": "insert"})
 
 
-def index_records(path):
-    """Record index: key → (partition, file id); column stats: every live record."""
-    table = HoodieTable.load(path)
-    reader = MetadataReader(table)
-    return reader.record_locations(sorted(reader.records(RECORD_INDEX))), reader.records(COLUMN_STATS)
+def index_records(path, partitions):
+    """partition → its records: the record index's as key → (partition, file id), others' every live record."""
+    reader = MetadataReader(HoodieTable.load(path))
+    return {p: reader.record_locations(sorted(reader.records(p))) if p == RECORD_INDEX else
+            {k: _untimed(v) for k, v in reader.records(p).items()} for p in partitions}
 
 
-def rebuilt(spark, path, tmp_path):
+def _untimed(record):
+    """A bloom filter's record without the instant that recorded it (a build's or a write's)."""
+    bloom = record.get("BloomFilterMetadata")
+    return {**record, "BloomFilterMetadata": {**bloom, "timestamp": None}} if bloom else record
+
+
+def rebuilt(spark, path, tmp_path, partitions):
     """The same partitions built synchronously from the table's files, on a copy of it."""
     copy = str(tmp_path / "rebuilt")
     shutil.copytree(path, copy)
     table = HoodieTable.load(copy)
-    for partition in (RECORD_INDEX, COLUMN_STATS):
+    for partition in partitions:
         shutil.rmtree(os.path.join(copy, MDT_DIR, partition))
-    table = set_table_partitions(table, [p for p in table_partitions(table) if p not in (RECORD_INDEX, COLUMN_STATS)])
-    cfg = HoodieConfig({**WRITER_OPTS, "hoodie.metadata.index.async": "false", **table.props})
+    table = set_table_partitions(table, [p for p in table_partitions(table) if p not in partitions])
+    enable = {RECORD_INDEX: "hoodie.metadata.record.index.enable", COLUMN_STATS: "hoodie.metadata.index.column.stats.enable",
+              BLOOM_FILTERS: "hoodie.metadata.index.bloom.filter.enable"}
+    cfg = HoodieConfig({**OPTS, **{enable[p]: "true" for p in partitions}, **table.props})
     ensure_metadata(spark, table, cfg)
-    return index_records(copy)
+    return index_records(copy, partitions)
 
 
-def assert_like_rebuild_and_readers(spark, path, tmp_path, ids):
-    locations, stats = index_records(path)
-    expected_locations, expected_stats = rebuilt(spark, path, tmp_path)
+def assert_like_rebuild_and_readers(spark, path, tmp_path, ids, partitions=(RECORD_INDEX, COLUMN_STATS)):
+    ours, expected = index_records(path, partitions), rebuilt(spark, path, tmp_path, partitions)
     live = sorted(r.id for r in read(spark, path).select("id").collect())
-    assert sorted(locations) == live and locations == expected_locations
-    differing = sorted(k for k in set(stats) | set(expected_stats) if stats.get(k) != expected_stats.get(k))
-    assert stats and not differing, [(stats.get(k), expected_stats.get(k)) for k in differing[:3]]
+    assert sorted(ours[RECORD_INDEX]) == live
+    for partition in partitions:
+        mine, theirs = ours[partition], expected[partition]
+        differing = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+        assert mine and not differing, (partition, [(mine.get(k), theirs.get(k)) for k in differing[:3]])
     table = HoodieTable.load(path)
     every = len(plan_read(table).slices)
     everything = sorted(rows(read(spark, path).toArrow(), COLS))
@@ -185,23 +194,24 @@ def test_killed_indexer_leaves_the_table_usable_and_resumes(spark, tmp_path):
 
     path = str(tmp_path / "trips")
     first_write(spark, path, 30)
-    proc = subprocess.run([sys.executable, "-c", KILLED, path, json.dumps(TYPES), json.dumps(OCC)],
+    proc = subprocess.run([sys.executable, "-c", KILLED, path, json.dumps([*TYPES, "BLOOM_FILTERS"]), json.dumps(OCC)],
                           env=os.environ.copy())
     assert proc.returncode == 9
     table = HoodieTable.load(path)
     [pending] = pending_indexing(table.timeline)
     written = os.listdir(os.path.join(path, MDT_DIR, RECORD_INDEX))
     assert any(name.endswith(".hfile") for name in written)                 # killed half way
+    assert not os.path.exists(os.path.join(path, MDT_DIR, BLOOM_FILTERS))   # not started
     assert table_partitions(table) == ["files"]
     assert len(rows(read(spark, path).toArrow(), COLS)) == 30       # readable
     second_process(path, 25, 35, 2, deletes=[3])                     # writable, and kept in step
 
     job = parse_config({"basePath": path, "service": "indexing", "hoodieConf": {     # resumes the killed one
-        **OCC, "hoodie.metadata.record.index.enable": "true", "hoodie.metadata.index.column.stats.enable": "true"}},
+        **WRITER_OPTS, "hoodie.metadata.index.async": "false"}},
         "indexing job")
     assert run_service(job) == [f"indexed {pending.timestamp}"]
     planned = {p.partition: p for p in plan_of(HoodieTable.load(path).timeline, pending)}[RECORD_INDEX]
     bases = [n for n in os.listdir(os.path.join(path, MDT_DIR, RECORD_INDEX)) if n.endswith(".hfile")]
     assert len(bases) == planned.file_groups                                 # the killed run's are gone
-    assert sorted(table_partitions(HoodieTable.load(path))) == ["column_stats", "files", "record_index"]
-    assert_like_rebuild_and_readers(spark, path, tmp_path, ["33", "4"])
+    assert sorted(table_partitions(HoodieTable.load(path))) == ["bloom_filters", "column_stats", "files", "record_index"]
+    assert_like_rebuild_and_readers(spark, path, tmp_path, ["33", "4"], (RECORD_INDEX, COLUMN_STATS, BLOOM_FILTERS))

@@ -294,21 +294,20 @@ def _index_partition_info() -> dict:
     ])
 
 
+def _index_partitions_record(name: str, *fields: dict) -> dict:
+    """A version, ``fields``, then the partitions: the shape both indexing records have."""
+    infos = _optional("indexPartitionInfos", _array(_index_partition_info()))
+    return _record(name, [_version(), *fields, infos], top_level=True)
+
+
 def index_plan_schema() -> dict:
     """``HoodieIndexPlan``: content of ``<ts>.indexing.requested``."""
-    return _record("HoodieIndexPlan", [
-        _version(),
-        _optional("indexPartitionInfos", _array(_index_partition_info())),
-    ], top_level=True)
+    return _index_partitions_record("HoodieIndexPlan")
 
 
 def index_commit_metadata_schema() -> dict:
     """``HoodieIndexCommitMetadata``: content of the completed ``.indexing`` file."""
-    return _record("HoodieIndexCommitMetadata", [
-        _version(),
-        _optional("operationType", _string()),
-        _optional("indexPartitionInfos", _array(_index_partition_info())),
-    ], top_level=True)
+    return _index_partitions_record("HoodieIndexCommitMetadata", _optional("operationType", _string()))
 
 
 # --- commit metadata (Hudi 1.x) ----------------------------------------------------------------

@@ -10,8 +10,10 @@ from fastavro.schema import to_parsing_canonical_form
 from hudi_engine.errors import HoodieConfigError, HoodieTimelineError
 from hudi_engine.services.indexer import index_partitions
 from hudi_engine.timeline import avro_models as am
+from hudi_engine.storage import Storage
 from hudi_engine.timeline.index_plan import (IndexPartition, commit_record, decode_partitions, encode_plan,
-                                             partitions_to_index)
+                                             partitions_to_index, planned_paths)
+from hudi_engine.timeline.timeline import Timeline
 from hudi_engine.timeline.instant import INDEXING, Instant, State
 
 NS = "org.apache.hudi.avro.model"
@@ -62,11 +64,15 @@ def test_commit_metadata_names_the_instant_each_partition_is_indexed_up_to():
         ("column_stats", "20250102000000000"), ("record_index", "20250102000000000")]
 
 
-def test_a_plan_without_file_groups_is_refused():
+def test_a_plan_without_file_groups_is_refused_but_its_partitions_are_known(tmp_path):
+    """Another indexer's plan (Hudi's own carries no file-group layout): writers cannot follow it."""
     data = am.encode_instant_avro(am.INDEX_PLAN, {"indexPartitionInfos": [
         {"metadataPartitionPath": "record_index", "indexUptoInstant": "20250101000000000"}]})
-    with pytest.raises(HoodieTimelineError, match="fileGroupCount"):
+    with pytest.raises(HoodieTimelineError, match="fileGroupCount.*roll it back"):
         decode_partitions(data)
+    timeline = Timeline.load(Storage(str(tmp_path)), layout_version=2)
+    requested = timeline.create_requested(Instant("20250101000001000", INDEXING, State.REQUESTED), data)
+    assert planned_paths(Timeline.load(Storage(str(tmp_path)), layout_version=2), requested) == ["record_index"]
 
 
 def test_instant_file_names_in_both_layouts():

@@ -22,11 +22,11 @@ import logging
 from ..concurrency.locks import locked_table
 from ..concurrency.settings import is_occ
 from ..config import HoodieConfig
-from ..errors import HoodieConfigError
+from ..errors import HoodieConfigError, HoodieTimelineError
 from ..metadata_table.layout import FILES, init_instant, mdt_storage, open_mdt, set_table_partitions, wanted_partitions
 from ..table.meta_client import HoodieTable
 from ..timeline.index_plan import (IndexPartition, commit_record, encode_plan, indexing_partitions,
-                                   partitions_to_index, pending_indexing, plan_of)
+                                   partitions_to_index, pending_indexing, plan_of, planned_paths)
 from ..timeline.instant import INDEXING, Instant, State, new_instant_time
 from ..transaction.commit import complete
 from ..transaction.metadata.secondary_index import taken_build_instants
@@ -171,13 +171,17 @@ def rollback_indexing(table: HoodieTable, cfg: HoodieConfig, instant: str | None
         pending = _pending(locked, instant)
         if pending is None:
             return None
-        plan = plan_of(locked.timeline, pending)
+        try:
+            builds = [p.build_instant for p in plan_of(locked.timeline, pending)]
+        except HoodieTimelineError:         # another indexer's plan: its builds are not known here
+            builds = []
         mdt = open_mdt(locked)
         storage = mdt_storage(locked)
-        for planned in plan:
-            if storage.exists(planned.partition):
-                storage.delete_dir(planned.partition)
-            found = mdt.timeline.get(planned.build_instant) if mdt is not None else None
+        for partition in planned_paths(locked.timeline, pending):
+            if storage.exists(partition):
+                storage.delete_dir(partition)
+        for build in builds:
+            found = mdt.timeline.get(build) if mdt is not None else None
             if found is not None:
                 for f in mdt.timeline.files_of(found):
                     mdt.storage.delete(mdt.timeline.path_of(f))

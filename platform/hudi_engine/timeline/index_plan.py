@@ -52,10 +52,19 @@ def decode_partitions(data: bytes) -> list[IndexPartition]:
         extra = info.get("extraMetadata") or {}
         path, upto = info.get("metadataPartitionPath"), info.get("indexUptoInstant")
         if not path or not upto or FILE_GROUPS_KEY not in extra or BUILD_INSTANT_KEY not in extra:
-            raise HoodieTimelineError(f"indexing plan entry {info} lacks its partition, base instant, or the "
-                                      f"{FILE_GROUPS_KEY}/{BUILD_INSTANT_KEY} this engine schedules with")
+            raise HoodieTimelineError(
+                f"indexing plan entry {info} lacks its partition, base instant, or the {FILE_GROUPS_KEY}/"
+                f"{BUILD_INSTANT_KEY} this engine schedules with (another indexer's plan?): writers cannot keep "
+                "its partitions in step; finish it with the indexer that scheduled it, or roll it back "
+                "(hudictl table index build --mode rollback)")
         out.append(IndexPartition(path, upto, int(extra[FILE_GROUPS_KEY]), extra[BUILD_INSTANT_KEY]))
     return out
+
+
+def planned_paths(timeline, instant: Instant) -> list[str]:
+    """The partitions of a pending plan, whoever wrote it (only their paths)."""
+    record = decode_instant_avro(timeline.read_details(Instant(instant.timestamp, INDEXING, State.REQUESTED)))
+    return [i["metadataPartitionPath"] for i in record.get("indexPartitionInfos") or [] if i.get("metadataPartitionPath")]
 
 
 def pending_indexing(timeline) -> list[Instant]:

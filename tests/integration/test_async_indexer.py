@@ -1,4 +1,4 @@
-"""Hudi's asynchronous indexer on a version 9 table with real Spark: the record index and column
+"""Hudi's asynchronous indexer on version 9 tables (copy-on-write; merge-on-read when killed) with real Spark: the record index and column
 stats are scheduled (``indexing.requested``, partitions inflight), built while a second process
 writes (before and after the build), and completed; their records equal a synchronous rebuild's,
 reads pruned by them return the unpruned rows and hudi-rs's, readers ignore them until complete;
@@ -72,18 +72,19 @@ build_index(local_spark("killed-indexer"), sys.argv[1], json.loads(sys.argv[2]),
 """
 
 
-def second_process(path, lo, hi, ts, deletes=()):
+def second_process(path, lo, hi, ts, deletes=(), table_type="COPY_ON_WRITE"):
     import json
 
-    subprocess.run([sys.executable, "-c", WRITER, path, json.dumps(WRITER_OPTS), str(lo), str(hi), str(ts),
+    opts = {**WRITER_OPTS, "hoodie.datasource.write.table.type": table_type}
+    subprocess.run([sys.executable, "-c", WRITER, path, json.dumps(opts), str(lo), str(hi), str(ts),
                     json.dumps(list(deletes))], check=True, env=os.environ.copy())
 
 
-def first_write(spark, path, n):
+def first_write(spark, path, n, table_type="COPY_ON_WRITE"):
     from hudi_engine import write
 
     df = spark.createDataFrame([(str(i), str(i % 3), 1, float(i)) for i in range(n)], "id string, p string, ts long, fare double")
-    write(df, path, {**OPTS, "hoodie.datasource.write.operation": "insert"})
+    write(df, path, {**OPTS, "hoodie.datasource.write.operation": "insert", "hoodie.datasource.write.table.type": table_type})
 
 
 def index_records(path, partitions):
@@ -192,7 +193,7 @@ def test_killed_indexer_leaves_the_table_usable_and_resumes(spark, tmp_path):
     import json
 
     path = str(tmp_path / "trips")
-    first_write(spark, path, 30)
+    first_write(spark, path, 30, "MERGE_ON_READ")          # the writer's updates and deletes go to log files
     proc = subprocess.run([sys.executable, "-c", KILLED, path, json.dumps([*TYPES, "BLOOM_FILTERS"]), json.dumps(OCC)],
                           env=os.environ.copy())
     assert proc.returncode == 9
@@ -203,7 +204,8 @@ def test_killed_indexer_leaves_the_table_usable_and_resumes(spark, tmp_path):
     assert not os.path.exists(os.path.join(path, MDT_DIR, BLOOM_FILTERS))   # not started
     assert table_partitions(table) == ["files"]
     assert len(rows(read(spark, path).toArrow(), COLS)) == 30       # readable
-    second_process(path, 25, 35, 2, deletes=[3])                     # writable, and kept in step
+    second_process(path, 25, 35, 2, deletes=[3], table_type="MERGE_ON_READ")   # writable, and kept in step
+    assert any(".log." in name for _, _, names in os.walk(path) for name in names if "metadata" not in _)
 
     job = parse_config({"basePath": path, "service": "indexing", "hoodieConf": {     # resumes the killed one
         **WRITER_OPTS, "hoodie.metadata.index.async": "false"}},

@@ -1,12 +1,14 @@
 """A table service as a job (``python -m hudi_jobs.table_service --job-config FILE``), what the
 operator schedules for a HudiTable: compaction (schedule when Hudi's triggers say so, then execute
-every pending plan), clustering (likewise, by hoodie.clustering.*), cleaning (finish an interrupted clean, clean by hoodie.cleaner.*, then archive
+every pending plan), clustering (likewise, by hoodie.clustering.*), indexing (Hudi's asynchronous
+indexer: resume a pending indexing, then build the metadata indexes hoodieConf enables that the table
+lacks; hoodieConf carries the table lock writers share), cleaning (finish an interrupted clean, clean by hoodie.cleaner.*, then archive
 by hoodie.keep.*), a savepoint of the latest commit (deleting the oldest beyond keepSavepoints) or
 catalog sync (Hive Metastore). The job-config is YAML or JSON:
 
     basePath: s3://lake/orders        # the table
     tableName: orders                 # for messages and metrics
-    service: compaction               # or clustering, clean, savepoint, catalogSync
+    service: compaction               # or clustering, indexing, clean, savepoint, catalogSync
     hoodieConf: {hoodie.compact.inline.max.delta.commits: "5"}   # ${secret:...} placeholders allowed
     keepSavepoints: 7                 # savepoint only: how many to keep
 
@@ -32,7 +34,8 @@ from .streamer.props import read_text
 
 PROG = "python -m hudi_jobs.table_service"
 COMPACTION, CLUSTERING, CLEAN, SAVEPOINT, CATALOG_SYNC = "compaction", "clustering", "clean", "savepoint", "catalogSync"
-SERVICES = (COMPACTION, CLUSTERING, CLEAN, SAVEPOINT, CATALOG_SYNC)
+INDEXING = "indexing"
+SERVICES = (COMPACTION, CLUSTERING, INDEXING, CLEAN, SAVEPOINT, CATALOG_SYNC)
 FIELDS = ("basePath", "tableName", "service", "hoodieConf", "keepSavepoints")
 
 
@@ -104,6 +107,11 @@ def _run_table_service(spark, cfg: TableServiceConfig, props: Mapping[str, str])
         from hudi_engine.api import run_clusterings, schedule_clustering
         schedule_clustering(table, props)
         return run_clusterings(spark, table.reload(), options=props)
+    if cfg.service == INDEXING:
+        from hudi_engine.api import build_index
+        resumed = build_index(spark, table, mode="execute", options=props)
+        built = build_index(spark, table.reload(), options=props)
+        return [f"indexed {i.timestamp}" for i in (resumed, built) if i is not None]
     if cfg.service == CLEAN:
         from hudi_engine.api import archive_inline, run_clean
         done = run_clean(table, props, spark, force=True)

@@ -751,6 +751,9 @@ TABLE_METADATA_PARTITIONS = define("hoodie.table.metadata.partitions", "",
                                    "Metadata partitions built completely and kept in step (table property).")
 TABLE_METADATA_PARTITIONS_INFLIGHT = define("hoodie.table.metadata.partitions.inflight", "",
                                             "Metadata partitions being built (table property).")
+METADATA_INDEX_ASYNC = define("hoodie.metadata.index.async", False,
+                              "Leave metadata partitions a write asks for, but which are not built yet, to the "
+                              "asynchronous indexer (hudictl table index build) instead of building them in the write.")
 TABLE_INDEX_DEFS_PATH = define("hoodie.table.index.defs.path", None,
                                "Index definitions file (secondary indexes), relative to the base path "
                                "(table property).")

@@ -15,7 +15,13 @@ killed.
 table version 8 or 9 with the record index; built with a local Spark session); with ``--type
 column_stats`` or ``--type bloom_filters`` and ``--option expr=<function>`` (more ``--option``s for
 the function's ``format``, ``pos``, ``len``...) an expression index. ``index drop --name idx_city``
-drops one and ``index list`` lists the table's indexes (``SHOW INDEXES``)."""
+drops one and ``index list`` lists the table's indexes (``SHOW INDEXES``).
+
+``index build --index-types RECORD_INDEX,COLUMN_STATS`` is Hudi's asynchronous indexer
+(``HoodieIndexer``): it schedules an ``indexing`` instant and builds those metadata partitions while
+writers keep writing (with the table lock they share, given by ``--hoodie-conf``); ``--mode
+schedule``, ``execute`` (a pending one, or ``--instant``), ``scheduleAndExecute`` (default) or
+``rollback``. Run ``execute`` again to resume one that was killed (the second example)."""
 from __future__ import annotations
 
 import argparse
@@ -41,10 +47,12 @@ EXAMPLE = """examples:
   hudictl table index create --base-path ./lake/trips --name idx_day --column ts --type column_stats --option expr=from_unixtime --option format=yyyy-MM-dd
   hudictl table index list --base-path ./lake/trips
   hudictl table index drop --base-path ./lake/trips --name idx_city
+  hudictl table index build --base-path ./lake/trips --index-types RECORD_INDEX,COLUMN_STATS --hoodie-conf hoodie.write.concurrency.mode=optimistic_concurrency_control --hoodie-conf hoodie.write.lock.provider=org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider
+  hudictl table index build --base-path ./lake/trips --mode execute --hoodie-conf hoodie.write.concurrency.mode=optimistic_concurrency_control --hoodie-conf hoodie.write.lock.provider=org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider
 """
 VIEWS = ("describe", "timeline", "files", "pending", "metadata")
 CHANGES = ("change-type", "upgrade", "downgrade")
-INDEX_ACTIONS = ("create", "drop", "list")
+INDEX_ACTIONS = ("create", "drop", "list", "build")
 
 
 def add_parser(sub) -> None:
@@ -52,7 +60,7 @@ def add_parser(sub) -> None:
                                      "change its type",
                        description=__doc__, epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("view", choices=VIEWS + CHANGES + ("index",), help="what to show, or change-type")
-    p.add_argument("action", nargs="?", choices=INDEX_ACTIONS, help="index: create, drop or list")
+    p.add_argument("action", nargs="?", choices=INDEX_ACTIONS, help="index: create, drop, list, or build (the asynchronous indexer)")
     p.add_argument("--base-path", required=True, help="table base path (the folder holding .hoodie/)")
     p.add_argument("--limit", type=int, default=0, help="timeline: only the newest N instants")
     p.add_argument("--partition", help="files: only this partition path")
@@ -67,6 +75,12 @@ def add_parser(sub) -> None:
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="index create: an expression index's option, as SQL's OPTIONS(...): expr=<function>, "
                         "format=..., pos=..., len=..., trimString=..., fpp=... (repeatable)")
+    p.add_argument("--index-types", metavar="TYPES",
+                   help="index build: comma-separated RECORD_INDEX, COLUMN_STATS, BLOOM_FILTERS")
+    p.add_argument("--mode", default="scheduleAndExecute",
+                   choices=("schedule", "execute", "scheduleAndExecute", "rollback"),
+                   help="index build: schedule, execute (resumes a pending one), scheduleAndExecute (default), rollback")
+    p.add_argument("--instant", help="index build --mode execute|rollback: the pending indexing instant (default: oldest)")
     p.add_argument("--to", metavar="TYPE", help="change-type: COW or MOR (COPY_ON_WRITE, MERGE_ON_READ)")
     p.add_argument("--to-version", type=int, metavar="N",
                    help="upgrade, downgrade: the table version (6, 8 or 9; default 9 to upgrade, 6 to downgrade)")
@@ -160,6 +174,8 @@ def run(args: argparse.Namespace) -> int:
         return change_type(table, args.to, args.hoodie_conf)
     if args.view in ("upgrade", "downgrade"):
         return change_version(table, args.view, args.to_version, args.hoodie_conf)
+    if args.view == "index" and args.action == "build":
+        return build_indexes(table, args.index_types, args.mode, args.instant, args.hoodie_conf)
     if args.view == "index" and args.action in ("create", "drop"):
         return change_index(table, args.action, args.name, args.column, args.hoodie_conf, args.type, args.option)
     result = {"describe": lambda: describe(table), "timeline": lambda: timeline_rows(table, args.limit),
@@ -231,6 +247,24 @@ def change_index(table, action: str, name: str | None, column: str | None, conf:
                      index_options=parse_conf(index_options or [], "--option"))
     kind = "secondary" if index_type == "secondary_index" else f"expression ({index_type})"
     print(f"created {kind} index {name} on {table.name} ({column})")
+    return 0
+
+
+def build_indexes(table, index_types: str | None, mode: str, instant: str | None, conf: list[str]) -> int:
+    from hudi_engine.api import build_index
+
+    types = [t for t in (index_types or "").split(",") if t.strip()]
+    if mode in ("schedule", "scheduleAndExecute") and not types:
+        raise SystemExit("hudictl table index build needs --index-types (e.g. RECORD_INDEX,COLUMN_STATS)")
+    # Spark builds, and counts the keys to schedule the record index; a rollback needs none.
+    needs_spark = mode in ("execute", "scheduleAndExecute") or "RECORD_INDEX" in (t.strip().upper() for t in types)
+    with _local_spark_if(needs_spark, "hudictl-index-build") as spark:
+        done = build_index(spark, table, types, mode, parse_conf(conf), instant)
+    if done is None:
+        print(f"nothing to {'roll back' if mode == 'rollback' else 'index'} on {table.name}")
+    else:
+        verb = {"schedule": "scheduled", "rollback": "rolled back"}.get(mode, "completed")
+        print(f"{verb} indexing {done.timestamp} of {table.name}")
     return 0
 
 

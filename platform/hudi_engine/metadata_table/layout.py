@@ -21,6 +21,7 @@ from ..errors import HoodieConfigError
 from ..storage import Storage
 from ..table.meta_client import PROPERTIES_FILE, HoodieTable, make_timeline_folders, timeline_properties
 from ..table.properties import table_checksum, write_properties_text
+from ..timeline.index_plan import indexing_partitions
 from ..timeline.timeline import META_DIR
 
 MDT_DIR = f"{META_DIR}/metadata"
@@ -87,12 +88,14 @@ def table_partitions(table: HoodieTable) -> list[str]:
     return [p for p in value.split(",") if p]
 
 
-def set_table_partitions(table: HoodieTable, partitions: list[str], inflight: list[str] = ()) -> HoodieTable:
+def set_table_partitions(table: HoodieTable, partitions: list[str], inflight: Iterable[str] = ()) -> HoodieTable:
     """Record in the data table's hoodie.properties which partitions readers may use: a partition
-    is listed only once it was built completely (while building it is 'inflight')."""
+    is listed only once it was built completely (while building it is 'inflight', as are the
+    partitions pending indexing instants build, whoever rewrites the properties)."""
     props = dict(table.props)
+    building = indexing_partitions(HoodieTable(table.storage, table.props).timeline)
     props[C.TABLE_METADATA_PARTITIONS.key] = ",".join(sorted(set(partitions)))
-    props[C.TABLE_METADATA_PARTITIONS_INFLIGHT.key] = ",".join(sorted(set(inflight)))
+    props[C.TABLE_METADATA_PARTITIONS_INFLIGHT.key] = ",".join(sorted((set(inflight) | set(building)) - set(partitions)))
     table.storage.write_text(PROPERTIES_FILE, write_properties_text(props))
     return HoodieTable(table.storage, props)
 

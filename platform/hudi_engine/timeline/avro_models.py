@@ -14,6 +14,8 @@ Which files hold what (observed in Hudi 0.14/0.15 and 1.x tables):
 * table versions 8 and 9 (``.hoodie/timeline/``, completed files ``<ts>_<completion ts>.<action>``):
   everything non-empty is Avro, commits included (``HoodieCommitMetadata``,
   ``HoodieReplaceCommitMetadata``).
+* every version: ``.indexing.requested`` is Avro ``HoodieIndexPlan``, ``.indexing.inflight`` is
+  empty, the completed ``.indexing`` is Avro ``HoodieIndexCommitMetadata``.
 * every version: ``.compaction.requested`` is Avro ``HoodieCompactionPlan``, ``.compaction.inflight``
   is empty, and the completed compaction is a ``commit`` (JSON or Avro commit metadata as above).
 """
@@ -281,6 +283,33 @@ def restore_metadata_schema() -> dict:
     ], top_level=True)
 
 
+# --- indexing (the asynchronous indexer) -------------------------------------------------------
+
+def _index_partition_info() -> dict:
+    return _record("HoodieIndexPartitionInfo", [
+        _version(),
+        _optional("metadataPartitionPath", _string()),
+        _optional("indexUptoInstant", _string()),
+        _optional("extraMetadata", _map(_string())),
+    ])
+
+
+def _index_partitions_record(name: str, *fields: dict) -> dict:
+    """A version, ``fields``, then the partitions: the shape both indexing records have."""
+    infos = _optional("indexPartitionInfos", _array(_index_partition_info()))
+    return _record(name, [_version(), *fields, infos], top_level=True)
+
+
+def index_plan_schema() -> dict:
+    """``HoodieIndexPlan``: content of ``<ts>.indexing.requested``."""
+    return _index_partitions_record("HoodieIndexPlan")
+
+
+def index_commit_metadata_schema() -> dict:
+    """``HoodieIndexCommitMetadata``: content of the completed ``.indexing`` file."""
+    return _index_partitions_record("HoodieIndexCommitMetadata", _optional("operationType", _string()))
+
+
 # --- commit metadata (Hudi 1.x) ----------------------------------------------------------------
 
 # Write-stat fields only a delta (log) write fills; the 0.x JSON omits them for base-file writes.
@@ -347,6 +376,8 @@ CLEAN_METADATA = "clean_metadata"
 SAVEPOINT_METADATA = "savepoint_metadata"
 RESTORE_PLAN = "restore_plan"
 RESTORE_METADATA = "restore_metadata"
+INDEX_PLAN = "index_plan"
+INDEX_COMMIT_METADATA = "index_commit_metadata"
 
 _SCHEMA_FACTORIES = {
     ROLLBACK_PLAN: rollback_plan_schema,
@@ -360,6 +391,8 @@ _SCHEMA_FACTORIES = {
     SAVEPOINT_METADATA: savepoint_metadata_schema,
     RESTORE_PLAN: restore_plan_schema,
     RESTORE_METADATA: restore_metadata_schema,
+    INDEX_PLAN: index_plan_schema,
+    INDEX_COMMIT_METADATA: index_commit_metadata_schema,
 }
 SCHEMAS: dict[str, dict] = {kind: factory() for kind, factory in _SCHEMA_FACTORIES.items()}
 # Callers may also name a kind by Hudi's record name, short or full.

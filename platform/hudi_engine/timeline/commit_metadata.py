@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
-from .avro_models import (CLEAN_METADATA, COMMIT_METADATA, REPLACE_COMMIT_METADATA, RESTORE_METADATA,
-                          SAVEPOINT_METADATA, encode_instant_avro, schema_for)
-from .instant import CLEAN, CLUSTERING, REPLACE_COMMIT, RESTORE, ROLLBACK, SAVEPOINT
+from .avro_models import (CLEAN_METADATA, COMMIT_METADATA, INDEX_COMMIT_METADATA, REPLACE_COMMIT_METADATA,
+                          RESTORE_METADATA, SAVEPOINT_METADATA, encode_instant_avro, schema_for)
+from .instant import CLEAN, CLUSTERING, INDEXING, REPLACE_COMMIT, RESTORE, ROLLBACK, SAVEPOINT
 
 _AVRO_STAT_FIELDS = frozenset(
     f["name"] for f in next(t for t in schema_for(COMMIT_METADATA)["fields"]
@@ -17,7 +17,7 @@ _AVRO_FIELDS = {kind: frozenset(f["name"] for f in schema_for(kind)["fields"])
                 for kind in (COMMIT_METADATA, REPLACE_COMMIT_METADATA)}
 # Actions whose completed file is an Avro record (the rest hold commit metadata JSON).
 _AVRO_RECORDS = {CLEAN: CLEAN_METADATA, ROLLBACK: "HoodieRollbackMetadata", SAVEPOINT: SAVEPOINT_METADATA,
-                 RESTORE: RESTORE_METADATA}
+                 RESTORE: RESTORE_METADATA, INDEXING: INDEX_COMMIT_METADATA}
 
 
 def commit_metadata(stats: list[dict], operation: str, schema: str | None,

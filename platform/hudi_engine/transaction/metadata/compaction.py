@@ -23,7 +23,8 @@ from ...table.pending import compaction_operation, delta_commits_since_compactio
 from ...timeline.avro_models import COMPACTION_PLAN, encode_instant_avro
 from ...timeline.commit_metadata import commit_metadata
 from ...threads import parallel_map
-from ...timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, WRITE_ACTIONS, Instant, State, new_instant_time
+from ...timeline.instant import (COMMIT, COMPACTION, DELTA_COMMIT, INDEXING, WRITE_ACTIONS, Instant, State,
+                                 new_instant_time)
 from ..commit import complete
 
 KEEP_SLICES = 2      # the newest base and the one before it, for readers still on the old one
@@ -40,7 +41,8 @@ def compact_if_due(mdt: HoodieTable, table: HoodieTable, current: str, spark=Non
     deltas = [i for i in mdt.timeline.completed_writes() if i.action == DELTA_COMMIT]
     newest = deltas[-1].timestamp
     blocked = [i for i in table.timeline.pending(WRITE_ACTIONS) if i.timestamp != current and i.timestamp < newest]
-    if blocked:
+    # A partition being indexed gets its base files only when the indexer's build completes.
+    if blocked or table.timeline.pending([INDEXING]):
         return mdt
     # Hudi 1.x (version 8+) gives a compaction an instant time of its own.
     instant = new_instant_time(mdt.timeline.last_instant_time) if mdt.version >= 8 else newest + COMPACTION_SUFFIX

@@ -122,12 +122,13 @@ def key_changes(spark, storage: Storage, instant: str, files: list[WrittenFile])
 
 def snapshot_locations(spark, base_path: str):
     """Every live key's location, for building the record index from scratch: a snapshot read's
-    key, partition and file name columns (the file name gives the file group)."""
+    key, partition and file name columns (the file name gives the file group; a row a log file
+    wrote carries the file group id itself, as Hudi's append handle sets it)."""
     from pyspark.sql import functions as F
 
-
     df = read(spark, base_path).select(RECORD_KEY, PARTITION_PATH, FILE_NAME)
-    file_id = F.regexp_extract(F.col(FILE_NAME), r"^\.?(.+?)_", 1)
+    named = F.regexp_extract(F.col(FILE_NAME), r"^\.?(.+?)_", 1)
+    file_id = F.when(named == "", F.col(FILE_NAME)).otherwise(named)
     return df.select(F.col(RECORD_KEY).alias("key"), F.col(PARTITION_PATH).alias("partition"),
                      file_id.alias("file_id"), F.lit(False).alias("deleted"))
 

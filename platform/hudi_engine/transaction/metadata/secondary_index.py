@@ -43,6 +43,7 @@ from ...storage import Storage
 from ...table.meta_client import HoodieTable
 from ...timeline.commit_metadata import commit_metadata
 from ...timeline.instant import DELTA_COMMIT, Instant, State
+from ...timeline.index_plan import indexing_partitions
 from ..commit import complete
 from .commit_view import CommitView
 from .group_writes import ENCODED, PartitionFiles, write_file_groups
@@ -90,11 +91,17 @@ def write_entries(spark, mdt: HoodieTable, index: BuiltIndex, instant: str, rows
 
 
 # --- building an index -----------------------------------------------------------------------------
-def index_build_instant(mdt: HoodieTable) -> str:
+def index_build_instant(mdt: HoodieTable, table: HoodieTable) -> str:
     """A metadata instant of its own for the build, from the zero time as Hudi 1.x initializes a
-    partition (readers trust it without a data instant): past the ones taken, and past the four
-    Hudi builds as a table is created (its fixture's first index is ``…004``)."""
-    return init_instant(None, 4, mdt.version, [i.timestamp for i in mdt.timeline.instants])
+    partition (readers trust it without a data instant): past the ones taken (or that pending
+    indexing instants will take), and past the four Hudi builds as a table is created (its
+    fixture's first index is ``…004``)."""
+    return init_instant(None, 4, mdt.version, taken_build_instants(mdt, table))
+
+
+def taken_build_instants(mdt: HoodieTable, table: HoodieTable) -> list[str]:
+    return [i.timestamp for i in mdt.timeline.instants] + [
+        p.build_instant for p in indexing_partitions(table.timeline).values()]
 
 
 def build_index(spark, table: HoodieTable, definition: IndexDefinition, file_groups: Callable[[int], int]) -> None:
@@ -108,7 +115,7 @@ def build_index(spark, table: HoodieTable, definition: IndexDefinition, file_gro
     mdt = open_mdt(table)
     assert mdt is not None
     index = BuiltIndex(definition.name, definition.source_fields[0], definition.index_version)
-    instant = index_build_instant(mdt)
+    instant = index_build_instant(mdt, table)
     log.info(f"building secondary index {definition.user_name} of {table.name} on {index.column} at {instant}")
     rows = read(spark, table.base_path).select(RECORD_KEY, index.column)
     entry_rows = rows.mapInArrow(_Entries(), _spark_schema(CHANGE_SCHEMA)).persist()

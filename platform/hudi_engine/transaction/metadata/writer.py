@@ -55,7 +55,8 @@ from ...schema.meta_fields import META_FIELDS, RECORD_KEY
 from ...table.meta_client import PROPERTIES_FILE, HoodieTable
 from ...table.properties import read_properties_text
 from ...timeline.commit_metadata import commit_metadata
-from ...timeline.instant import DELTA_COMMIT, Instant, State
+from ...timeline.index_plan import IndexPartition, indexing_partitions
+from ...timeline.instant import CLEAN, COMMIT, DELTA_COMMIT, FILE_WRITING_ACTIONS, ROLLBACK, Instant, State
 from ..commit import complete
 from ..rollback import rollback
 from . import partition_stats
@@ -77,6 +78,7 @@ from .secondary_index import (
     built_indexes,
     entry_changes,
     index_build_instant,
+    taken_build_instants,
     kept_partitions,
     missing_indexes,
     write_changes,
@@ -100,6 +102,15 @@ def current_partitions(table: HoodieTable) -> list[str]:
     return [p for p in props.get(C.TABLE_METADATA_PARTITIONS.key, "").split(",") if p]
 
 
+def building_partitions(table: HoodieTable, fresh: bool = True) -> dict[str, IndexPartition]:
+    """The partitions pending indexing instants build: writers keep them in step from the moment
+    they are scheduled (their base files may not exist yet). ``fresh``: list the timeline again
+    (else the caller's, loaded under the lock, is trusted)."""
+    if not mdt_storage(table).exists(PROPERTIES_FILE):
+        return {}
+    return indexing_partitions((HoodieTable(table.storage, table.props) if fresh else table).timeline)
+
+
 def indexed_columns(table: HoodieTable, cfg: HoodieConfig | None = None) -> list[str]:
     """Columns whose ranges go to column_stats: the configured list, else the record key and the
     first data columns up to Hudi's limit."""
@@ -118,6 +129,11 @@ def ensure_metadata(spark, table: HoodieTable, cfg: HoodieConfig) -> HoodieTable
     drop ones no longer wanted, or delete it all when ``hoodie.metadata.enable`` is false."""
     wanted = wanted_partitions(cfg, table.version)
     have = current_partitions(table)
+    building = building_partitions(table)
+    if building and not wanted:
+        raise HoodieConfigError(f"{table.name} is being indexed ({', '.join(sorted(building))}): a write with "
+                                f"{C.METADATA_ENABLE.key}=false would delete its metadata table; keep it on, or roll "
+                                "the indexing back first (hudictl table index build --mode rollback)")
     if not wanted:
         return delete_mdt(table) if (have or mdt_storage(table).exists("")) else table
     dropped = [p for p in have if p not in wanted + kept_partitions(have, wanted, cfg) + kept_expression_partitions(have)]
@@ -127,7 +143,8 @@ def ensure_metadata(spark, table: HoodieTable, cfg: HoodieConfig) -> HoodieTable
             storage.delete_dir(p)
         have = [p for p in have if p in wanted]
         table = set_table_partitions(table, have)
-    missing = [p for p in ORDER if p in wanted and p not in have]
+    buildable = [FILES] if cfg.get(C.METADATA_INDEX_ASYNC) else wanted    # the rest: the asynchronous indexer's
+    missing = [p for p in ORDER if p in buildable and p not in have and p not in building]
     if missing:
         table = _build(spark, table, have, missing, cfg)
     table = build_secondary_indexes(spark, table, missing_indexes(table, current_partitions(table), cfg), cfg)
@@ -155,7 +172,7 @@ def build_expression_indexes(spark, table: HoodieTable, definitions: list[IndexD
         table = set_table_partitions(table, current_partitions(table), inflight=[definition.name])
         mdt = open_mdt(table)
         assert mdt is not None
-        instant = index_build_instant(mdt)
+        instant = index_build_instant(mdt, table)
         log.info(f"building expression index {definition.user_name} of {table.name} at {instant}")
         timeline = table.timeline
         files = [(f.path, f.size) for s in table_view(table).latest_file_slices()
@@ -170,22 +187,21 @@ def build_expression_indexes(spark, table: HoodieTable, definitions: list[IndexD
 
 
 def _build(spark, table: HoodieTable, have: list[str], missing: list[str], cfg: HoodieConfig) -> HoodieTable:
-    if RECORD_INDEX in missing and not table.populate_meta_fields:
-        raise HoodieConfigError(
-            f"{C.METADATA_RECORD_INDEX_ENABLE.key}=true needs the record key column, and table "
-            f"{table.name} was written with hoodie.populate.meta.fields=false; turn the record index off")
+    if RECORD_INDEX in missing:
+        _check_record_index_possible(table)
     mdt = open_mdt(table) if have else None
     if mdt is None:
         delete_mdt(table)
         mdt = create_mdt(table)
         have = []
-        missing = [p for p in ORDER if p in missing or p in wanted_partitions(cfg, table.version)]
+        if not cfg.get(C.METADATA_INDEX_ASYNC):
+            missing = [p for p in ORDER if p in missing or p in wanted_partitions(cfg, table.version)]
     table = set_table_partitions(table, have, inflight=missing)
     completed = table.timeline.completed_writes()
     anchor = completed[-1].timestamp if completed else None
     listing = _committed_files(table)
     for partition in missing:
-        instant = init_instant(anchor, ORDER.index(partition), table.version, [i.timestamp for i in mdt.timeline.instants])
+        instant = init_instant(anchor, ORDER.index(partition), table.version, taken_build_instants(mdt, table))
         log.info(f"building metadata partition {partition} of {table.name} at {instant}")
         if partition == RECORD_INDEX:
             stats = _build_record_index(spark, table, mdt, instant, cfg)
@@ -199,10 +215,79 @@ def _build(spark, table: HoodieTable, have: list[str], missing: list[str], cfg: 
     return table
 
 
-def _committed_files(table: HoodieTable) -> dict[str, dict[str, int]]:
-    """partition → file name → size of the data files the completed timeline accounts for."""
+# --- the asynchronous indexer's builds -----------------------------------------------------------
+INDEXABLE = (COLUMN_STATS, BLOOM_FILTERS, RECORD_INDEX)      # what the asynchronous indexer builds
+
+
+def planned_file_groups(spark, table: HoodieTable, partition: str, cfg: HoodieConfig) -> int:
+    """How many file groups an indexing instant builds ``partition`` with, fixed when it is
+    scheduled (writers route their changes by it): the record index's by the table's live keys."""
+    if partition != RECORD_INDEX:
+        return _file_group_count(partition, cfg, 0)
+    _check_record_index_possible(table)
+    if spark is None:
+        raise HoodieConfigError("scheduling the record index's build needs Spark (it counts the table's keys)")
+    return _file_group_count(RECORD_INDEX, cfg, snapshot_locations(spark, table.base_path).count())
+
+
+def build_planned(spark, table: HoodieTable, planned: IndexPartition, scheduled: str, cfg: HoodieConfig) -> bool:
+    """Write the base files of a partition an indexing instant builds, at the metadata instant its
+    plan names, from the table as it was when the indexing was ``scheduled``. Writers have logged
+    every change since then in the partition, sorting after this base. Per-file records (column
+    ranges, blooms) come from the files of instants completed before ``scheduled`` only, since
+    records of one file merge by adding their counts; the record index reads the snapshot of now,
+    as a key's newer location in a log replaces the base's. False when an earlier run built it
+    already; a build that died half way (its metadata instant pending) is written again."""
+    mdt = open_mdt(table)
+    if mdt is None:
+        raise HoodieConfigError(f"{table.name} lost its metadata table while indexing {planned.partition}; "
+                                "roll the indexing back (hudictl table index build --mode rollback)")
+    existing = mdt.timeline.get(planned.build_instant)
+    if existing is not None and existing.is_completed:
+        return False
+    instant, partition = planned.build_instant, planned.partition
+    for f in mdt.storage.list(partition):     # a killed run's base files (other task tokens)
+        base = parse_base_file_name(f.path.rsplit("/", 1)[-1])
+        if base is not None and base.instant == instant:
+            mdt.storage.delete(f.path)
+    if existing is not None:
+        mdt.timeline.delete_pending_files(existing)
+        mdt = mdt.reload()
+    log.info(f"indexing {partition} of {table.name}: building {planned.file_groups} file groups at {instant}")
+    if partition == RECORD_INDEX:
+        if spark is None:
+            raise HoodieConfigError("building the record index needs Spark; run the indexer from a Spark session")
+        stats = _write_changes(spark, mdt, instant, snapshot_locations(spark, table.base_path), planned.file_groups,
+                               base_instants=None, since=planned.upto)
+    else:
+        records = _initial_records(spark, table, partition, _committed_files(table, scheduled), cfg, instant)
+        stats = _write_groups(mdt, partition, instant, planned.file_groups, records, base_instants=None)
+    _complete(mdt, Instant(instant, DELTA_COMMIT, State.REQUESTED), stats, "bulk_insert", begin=True)
+    return True
+
+
+def uncovered_instants(table: HoodieTable, upto: str) -> list[str]:
+    """Data instants completed after ``upto`` with no completed metadata delta commit: changes the
+    partitions being indexed would miss (none while every writer commits under the table lock)."""
+    mdt = open_mdt(table)
+    done = {i.timestamp for i in mdt.timeline.filter(completed=True)} if mdt is not None else set()
+    actions = FILE_WRITING_ACTIONS + (COMMIT, CLEAN, ROLLBACK)
+    return [i.timestamp for i in table.timeline.filter(actions, completed=True, after=upto) if i.timestamp not in done]
+
+
+def _check_record_index_possible(table: HoodieTable) -> None:
+    if not table.populate_meta_fields:
+        raise HoodieConfigError(
+            f"{C.METADATA_RECORD_INDEX_ENABLE.key}=true needs the record key column, and table "
+            f"{table.name} was written with hoodie.populate.meta.fields=false; turn the record index off")
+
+
+def _committed_files(table: HoodieTable, completed_before: str | None = None) -> dict[str, dict[str, int]]:
+    """partition → file name → size of the data files the completed timeline accounts for (only
+    those of instants that completed before ``completed_before``, a time of a version 8+ table)."""
     view = FileSystemView(table.storage, table.timeline)
-    done = {i.timestamp for i in table.timeline.completed_writes()}
+    done = {i.timestamp for i in table.timeline.completed_writes()
+            if completed_before is None or (i.completion_time or i.timestamp) < completed_before}
     start = table.timeline.start
     out: dict[str, dict[str, int]] = {}
     for f in view.data_files():
@@ -211,7 +296,9 @@ def _committed_files(table: HoodieTable) -> dict[str, dict[str, int]]:
         base = parse_base_file_name(name)
         if base is not None and not (base.instant in done or (start is not None and base.instant < start)):
             continue
-        if base is None and parse_log_file_name(name) is None:
+        log_file = parse_log_file_name(name) if base is None else None
+        if base is None and (log_file is None or (completed_before is not None and log_file.instant not in done
+                                                  and not (start is not None and log_file.instant < start))):
             continue
         out.setdefault(partition, {})[name] = f.size
     return out
@@ -341,7 +428,9 @@ class _Sync:
 
     def __init__(self, table: HoodieTable, instant: str, spark=None, options: dict | None = None):
         self.table, self.instant, self.spark, self.options = table, instant, spark, options or {}
-        self.partitions = current_partitions(table)
+        self.building = building_partitions(table, fresh=False)     # completions reload the table under the lock
+        done = current_partitions(table)
+        self.partitions = done + [p for p in self.building if p not in done]
         self.mdt = open_mdt(table) if self.partitions else None
 
     @property
@@ -365,6 +454,9 @@ class _Sync:
         stats = []
         for partition in self.partitions:
             bases = _indexed_bases(slices.get(partition, {}))
+            if partition in self.building:     # its base files may not be written yet: the plan's
+                planned = self.building[partition]
+                bases = {i: planned.build_instant for i in range(planned.file_groups)}
             if mdt.version >= 8:       # a log file is named by its own delta commit (Hudi 1.x)
                 bases = {i: self.instant for i in bases}
             if partition == RECORD_INDEX:

@@ -1,0 +1,220 @@
+"""Hudi's asynchronous indexer (``HoodieIndexer``, the ``indexing`` action): metadata partitions
+built while writers keep writing, holding the table lock only to schedule and to finish.
+
+- Schedule (under the lock, short): the newest completed data instant is the base
+  (``indexUptoInstant``); ``<t>.indexing.requested`` holds the plan, whose partitions go to
+  ``hoodie.table.metadata.partitions.inflight``. From then on every write (which syncs the metadata
+  table under the same lock) logs its changes in them too, on file groups fixed by the plan.
+- Execute: ``<t>.indexing.inflight``, then each partition's base files from a snapshot, without
+  the lock; the writers' logs sort after them. Then, under the lock, the catch-up: every data
+  instant completed since the base must have its metadata delta commit (a writer that ignored the
+  lock would have missed the partitions: the indexing is refused rather than completed with a
+  hole). The partitions move to ``hoodie.table.metadata.partitions``, then ``<t>.indexing``
+  completes with ``HoodieIndexCommitMetadata``.
+- A killed indexer leaves a pending instant: readers never use its partitions, writers keep them
+  in step. Running it again resumes (a half-written build is written again; a finished one is
+  kept); ``rollback_indexing`` drops the partitions and the plan instead (Hudi's ``dropindex``).
+"""
+from __future__ import annotations
+
+import logging
+
+from ..concurrency.locks import locked_table
+from ..concurrency.settings import is_occ
+from ..config import HoodieConfig
+from ..errors import HoodieConfigError, HoodieTimelineError
+from ..metadata_table.layout import FILES, init_instant, mdt_storage, open_mdt, set_table_partitions, wanted_partitions
+from ..table.meta_client import HoodieTable
+from ..timeline.index_plan import (IndexPartition, commit_record, encode_plan, indexing_partitions,
+                                   partitions_to_index, pending_indexing, plan_of, planned_paths)
+from ..timeline.instant import INDEXING, Instant, State, new_instant_time
+from ..transaction.commit import complete
+from ..transaction.metadata.secondary_index import taken_build_instants
+from ..transaction.metadata.writer import ORDER, INDEXABLE, build_planned, current_partitions, \
+    planned_file_groups, uncovered_instants
+
+log = logging.getLogger(__name__)
+
+MODES = ("schedule", "execute", "scheduleAndExecute", "rollback")
+ASYNC_MIN_VERSION = 8
+
+
+def index_partitions(index_types: list[str]) -> list[str]:
+    """Hudi's ``--index-types`` (``RECORD_INDEX``, ``COLUMN_STATS``, ``BLOOM_FILTERS``; any case) as
+    metadata partitions."""
+    out = []
+    for name in index_types:
+        partition = name.strip().lower()
+        if partition not in INDEXABLE:
+            raise HoodieConfigError(f"index type {name!r} cannot be built by the asynchronous indexer; use one of "
+                                    f"{', '.join(p.upper() for p in INDEXABLE)} (secondary and expression indexes: "
+                                    "CREATE INDEX)")
+        out.append(partition)
+    return out
+
+
+def enabled_index_types(cfg: HoodieConfig) -> list[str]:
+    """The index types the options turn on, as a writer's would (what ``index_types`` defaults to)."""
+    return [p.upper() for p in wanted_partitions(cfg, ASYNC_MIN_VERSION) if p in INDEXABLE]
+
+
+def _check(table: HoodieTable, cfg: HoodieConfig) -> None:
+    if table.version < ASYNC_MIN_VERSION:
+        raise HoodieConfigError(
+            f"the asynchronous indexer needs table version {ASYNC_MIN_VERSION} or later (completion times tell "
+            f"which writes it must leave to the writers); {table.name} is at version {table.version}: upgrade it "
+            "(hudictl table upgrade --to-version 9), or let a write build the index (hoodie.metadata.index.async=false)")
+    if not is_occ(cfg):
+        raise HoodieConfigError(
+            "the asynchronous indexer needs the table lock writers commit under: set "
+            "hoodie.write.concurrency.mode=optimistic_concurrency_control and a hoodie.write.lock.provider, "
+            "for the indexer and every writer")
+    if FILES not in current_partitions(table):
+        raise HoodieConfigError(f"{table.name} has no metadata table to index into: write once with "
+                                "hoodie.metadata.enable=true first")
+
+
+def schedule_indexing(spark, table: HoodieTable, index_types: list[str], cfg: HoodieConfig) -> Instant | None:
+    """Plan the build of ``index_types``' partitions; None when all are built or being built."""
+    _check(table, cfg)
+    asked = index_partitions(index_types)
+    # Sizing the record index counts the table's keys: a Spark job, before the lock is taken.
+    counts = {p: planned_file_groups(spark, table, p, cfg) for p in asked}
+    with locked_table(table, cfg, "scheduling indexing") as locked:
+        building = indexing_partitions(locked.timeline)
+        todo = partitions_to_index(asked, current_partitions(locked), list(building))
+        if not todo:
+            log.info(f"nothing to index on {locked.name}: {', '.join(asked)} built or being built")
+            return None
+        last = locked.timeline.last_completed_write()
+        if last is None:
+            raise HoodieConfigError(f"{locked.name} has no completed write to index")
+        mdt = open_mdt(locked)
+        assert mdt is not None
+        taken = taken_build_instants(mdt, locked)
+        plan = []
+        for partition in sorted(todo, key=ORDER.index):
+            build = init_instant(last.timestamp, ORDER.index(partition), locked.version, taken)
+            taken.append(build)
+            plan.append(IndexPartition(partition, last.timestamp, counts[partition], build))
+        timeline = locked.timeline
+        instant = Instant(new_instant_time(max(filter(None, (timeline.last_instant_time,
+                                                             timeline.last_completion_time)))), INDEXING, State.REQUESTED)
+        timeline.create_requested(instant, encode_plan(plan))
+        set_table_partitions(locked, current_partitions(locked))      # lists the plan's partitions as inflight
+        log.info(f"scheduled indexing {instant.timestamp} of {locked.name}: {', '.join(todo)} "
+                 f"up to {last.timestamp}")
+        return instant
+
+
+def _pending(table: HoodieTable, instant: str | None) -> Instant | None:
+    pending = pending_indexing(table.timeline)
+    if instant is None:
+        return pending[0] if pending else None
+    found = next((i for i in pending if i.timestamp == instant), None)
+    if found is None:
+        raise HoodieConfigError(f"{table.name} has no pending indexing instant {instant}; pending: "
+                                f"{', '.join(i.timestamp for i in pending) or 'none'}")
+    return found
+
+
+def build_indexing(spark, table: HoodieTable, cfg: HoodieConfig, instant: str | None = None) -> Instant | None:
+    """The long step, without the lock: mark the instant inflight and write every planned
+    partition's base files (those a killed run left half written again). None: nothing pending."""
+    _check(table, cfg)
+    pending = _pending(table, instant)
+    if pending is None:
+        return None
+    if pending.state == State.REQUESTED:
+        pending = table.timeline.transition_to_inflight(pending)
+    for planned in plan_of(table.timeline, pending):
+        build_planned(spark, table.reload(), planned, pending.timestamp, cfg)
+    return pending
+
+
+def finish_indexing(table: HoodieTable, cfg: HoodieConfig, instant: str) -> Instant:
+    """Under the lock: the catch-up check, the partitions listed as complete, the instant completed."""
+    with locked_table(table, cfg, "completing indexing") as locked:
+        pending = _pending(locked, instant)
+        assert pending is not None
+        plan = plan_of(locked.timeline, pending)
+        mdt = open_mdt(locked)
+        unbuilt = [p.partition for p in plan if mdt is None or not mdt.timeline.is_completed(p.build_instant)]
+        if unbuilt:
+            raise HoodieConfigError(f"indexing {instant} of {locked.name} has not built {', '.join(unbuilt)} yet; "
+                                    "run it again with --mode execute")
+        upto = min(p.upto for p in plan)
+        missed = uncovered_instants(locked, upto)
+        if missed:
+            raise HoodieConfigError(
+                f"instants {', '.join(missed)} of {locked.name} completed after indexing {instant} was scheduled "
+                "without syncing the metadata table (a writer without the table lock?); roll the indexing back "
+                "(--mode rollback) and schedule it again")
+        set_table_partitions(locked, current_partitions(locked) + [p.partition for p in plan])
+        last = locked.timeline.last_completed_write()
+        caught_up = last.timestamp if last is not None else upto
+        done = complete(locked, pending, commit_record(plan, caught_up))
+        log.info(f"indexing {instant} of {locked.name} complete: {', '.join(p.partition for p in plan)}")
+        return done
+
+
+def run_indexing(spark, table: HoodieTable, cfg: HoodieConfig, instant: str | None = None) -> Instant | None:
+    """Execute a pending indexing instant (the oldest by default): build, catch up, complete."""
+    pending = build_indexing(spark, table, cfg, instant)
+    return None if pending is None else finish_indexing(table, cfg, pending.timestamp)
+
+
+def rollback_indexing(table: HoodieTable, cfg: HoodieConfig, instant: str | None = None) -> Instant | None:
+    """Drop a pending indexing instant: its partitions leave the inflight list, their files and
+    build instants go from the metadata table, then the plan goes."""
+    with locked_table(table, cfg, "rolling back indexing") as locked:
+        pending = _pending(locked, instant)
+        if pending is None:
+            return None
+        try:
+            builds = [p.build_instant for p in plan_of(locked.timeline, pending)]
+        except HoodieTimelineError:         # another indexer's plan: its builds are not known here
+            builds = []
+        mdt = open_mdt(locked)
+        storage = mdt_storage(locked)
+        for partition in planned_paths(locked.timeline, pending):
+            if storage.exists(partition):
+                storage.delete_dir(partition)
+        for build in builds:
+            found = mdt.timeline.get(build) if mdt is not None else None
+            if found is not None:
+                for f in mdt.timeline.files_of(found):
+                    mdt.storage.delete(mdt.timeline.path_of(f))
+        # The plan's files go last: until then its partitions stay inflight, never read.
+        locked.timeline.delete_pending_files(pending)
+        set_table_partitions(locked.reload(), current_partitions(locked))
+        log.info(f"rolled back indexing {pending.timestamp} of {locked.name}")
+        return pending
+
+
+def build_index(spark, table: HoodieTable | str, index_types: list[str] | str | None = None,
+                mode: str = "scheduleAndExecute", options: dict | None = None,
+                instant: str | None = None) -> Instant | None:
+    """Hudi's ``HoodieIndexer``: ``schedule`` the build of ``index_types`` (``RECORD_INDEX``,
+    ``COLUMN_STATS``, ``BLOOM_FILTERS``; None: those ``options`` enable, as
+    ``hoodie.metadata.record.index.enable``), ``execute`` a pending one (``instant``, else the oldest),
+    both (``scheduleAndExecute``), or ``rollback`` a pending one. ``options``: ``hoodie.*``
+    options, the table lock's among them. The instant acted on, or None when there was none."""
+    loaded = table if isinstance(table, HoodieTable) else HoodieTable.load(table)
+    cfg = HoodieConfig({**(options or {}), **loaded.props})
+    wanted = mode.lower()
+    if wanted not in (m.lower() for m in MODES):
+        raise HoodieConfigError(f"indexer mode {mode!r} is not one of {', '.join(MODES)}")
+    if wanted == "rollback":
+        return rollback_indexing(loaded, cfg, instant)
+    scheduled = None
+    if wanted in ("schedule", "scheduleandexecute"):
+        types = [index_types] if isinstance(index_types, str) else list(index_types or enabled_index_types(cfg))
+        if not types:
+            raise HoodieConfigError("scheduling indexing needs the index types to build (e.g. RECORD_INDEX, COLUMN_STATS), "
+                                    "or options that enable them (hoodie.metadata.record.index.enable=true)")
+        scheduled = schedule_indexing(spark, loaded, types, cfg)
+        if wanted == "schedule" or scheduled is None:
+            return scheduled
+        instant = scheduled.timestamp
+    return run_indexing(spark, loaded.reload(), cfg, instant)

@@ -1,0 +1,218 @@
+"""Hudi's asynchronous indexer on version 9 tables (copy-on-write; merge-on-read when killed) with real Spark: the record index and column
+stats are scheduled (``indexing.requested``, partitions inflight), built while a second process
+writes (before and after the build), and completed; their records equal a synchronous rebuild's,
+reads pruned by them return the unpruned rows and hudi-rs's, readers ignore them until complete;
+an indexer killed in its build leaves the table readable and writable and is resumed."""
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from hudi_engine import read
+from hudi_engine.api import build_index
+from hudi_engine.config import HoodieConfig
+from hudi_engine.metadata_table.layout import BLOOM_FILTERS, COLUMN_STATS, MDT_DIR, RECORD_INDEX, \
+    set_table_partitions, table_partitions
+from hudi_engine.metadata_table.reader import MetadataReader
+from hudi_engine.read.plan import plan_read
+from hudi_engine.services.indexer import build_indexing, finish_indexing
+from hudi_engine.table.meta_client import HoodieTable
+from hudi_engine.timeline.avro_models import decode_instant_avro
+from hudi_engine.timeline.index_plan import pending_indexing, plan_of
+from hudi_engine.timeline.instant import INDEXING
+from hudi_engine.transaction.metadata.writer import ensure_metadata
+from hudi_jobs.table_service import parse_config, run_service
+from hudictl.cli import main
+from tests.support.hudi_rs import hudi_rs_read, rows
+
+pytestmark = pytest.mark.spark
+COLS = ["id", "p", "ts", "fare"]
+OCC = {"hoodie.write.concurrency.mode": "OPTIMISTIC_CONCURRENCY_CONTROL",
+       "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"}
+OPTS = {"hoodie.table.name": "trips", "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.write.table.version": "9", "hoodie.parquet.small.file.limit": "0", **OCC}
+# What writers run with while an indexer builds: the indexes on, their build left to the indexer.
+WRITER_OPTS = {**OPTS, "hoodie.metadata.index.async": "true", "hoodie.metadata.record.index.enable": "true",
+               "hoodie.metadata.index.column.stats.enable": "true", "hoodie.metadata.index.bloom.filter.enable": "true"}
+TYPES = ["RECORD_INDEX", "COLUMN_STATS"]
+
+# A second process (no Spark: an Arrow write) upserting ids [lo, hi) and deleting ``deletes``.
+WRITER = """
+import json, sys
+import pyarrow as pa
+from hudi_engine import write
+path, opts, lo, hi, ts, deletes = sys.argv[1], json.loads(sys.argv[2]), *map(int, sys.argv[3:6]), json.loads(sys.argv[6])
+ids = list(range(lo, hi))
+data = pa.table({"id": [str(i) for i in ids], "p": [str(i % 3) for i in ids], "ts": [ts] * len(ids),
+                 "fare": [float(i * ts) for i in ids]})
+write(data, path, {**opts, "hoodie.datasource.write.operation": "upsert"})
+if deletes:
+    gone = pa.table({"id": [str(i) for i in deletes], "p": [str(i % 3) for i in deletes], "ts": [ts] * len(deletes),
+                     "fare": [0.0] * len(deletes)})
+    write(gone, path, {**opts, "hoodie.datasource.write.operation": "delete"})
+"""
+
+# An indexer killed once the record index's base files are written (by Spark tasks), before its build
+# instant is on the metadata timeline; column stats were built before it.
+KILLED = """
+import json, os, sys
+from hudi_engine.api import build_index
+from hudi_engine.spark import local_spark
+from hudi_engine.transaction.metadata import writer
+complete = writer._complete
+def dying(mdt, instant, stats, operation, begin):
+    if operation == "bulk_insert" and stats[0]["partitionPath"] == "record_index":
+        os._exit(9)
+    complete(mdt, instant, stats, operation, begin)
+writer._complete = dying
+build_index(local_spark("killed-indexer"), sys.argv[1], json.loads(sys.argv[2]), options=json.loads(sys.argv[3]))
+"""
+
+
+def second_process(path, lo, hi, ts, deletes=(), table_type="COPY_ON_WRITE"):
+    import json
+
+    opts = {**WRITER_OPTS, "hoodie.datasource.write.table.type": table_type}
+    subprocess.run([sys.executable, "-c", WRITER, path, json.dumps(opts), str(lo), str(hi), str(ts),
+                    json.dumps(list(deletes))], check=True, env=os.environ.copy())
+
+
+def first_write(spark, path, n, table_type="COPY_ON_WRITE"):
+    from hudi_engine import write
+
+    df = spark.createDataFrame([(str(i), str(i % 3), 1, float(i)) for i in range(n)], "id string, p string, ts long, fare double")
+    write(df, path, {**OPTS, "hoodie.datasource.write.operation": "insert", "hoodie.datasource.write.table.type": table_type})
+
+
+def index_records(path, partitions):
+    """partition → its records: the record index's as key → (partition, file id), others' every live record."""
+    reader = MetadataReader(HoodieTable.load(path))
+    return {p: reader.record_locations(sorted(reader.records(p))) if p == RECORD_INDEX else
+            {k: _untimed(v) for k, v in reader.records(p).items()} for p in partitions}
+
+
+def _untimed(record):
+    """A bloom filter's record without the instant that recorded it (a build's or a write's)."""
+    bloom = record.get("BloomFilterMetadata")
+    return {**record, "BloomFilterMetadata": {**bloom, "timestamp": None}} if bloom else record
+
+
+def rebuilt(spark, path, tmp_path, partitions):
+    """The same partitions built synchronously from the table's files, on a copy of it."""
+    copy = str(tmp_path / "rebuilt")
+    shutil.copytree(path, copy)
+    table = HoodieTable.load(copy)
+    for partition in partitions:
+        shutil.rmtree(os.path.join(copy, MDT_DIR, partition))
+    table = set_table_partitions(table, [p for p in table_partitions(table) if p not in partitions])
+    enable = {RECORD_INDEX: "hoodie.metadata.record.index.enable", COLUMN_STATS: "hoodie.metadata.index.column.stats.enable",
+              BLOOM_FILTERS: "hoodie.metadata.index.bloom.filter.enable"}
+    cfg = HoodieConfig({**OPTS, **{enable[p]: "true" for p in partitions}, **table.props})
+    ensure_metadata(spark, table, cfg)
+    return index_records(copy, partitions)
+
+
+def assert_like_rebuild_and_readers(spark, path, tmp_path, ids=(), partitions=(RECORD_INDEX, COLUMN_STATS)):
+    ours, expected = index_records(path, partitions), rebuilt(spark, path, tmp_path, partitions)
+    everything = sorted(rows(read(spark, path).toArrow(), COLS))
+    assert sorted(ours[RECORD_INDEX]) == sorted(r[0] for r in everything)
+    for partition in partitions:
+        mine, theirs = ours[partition], expected[partition]
+        differing = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+        assert mine and not differing, (partition, [(mine.get(k), theirs.get(k)) for k in differing[:3]])
+    table = HoodieTable.load(path)
+    every = len(plan_read(table).slices)
+    assert everything == sorted(rows(hudi_rs_read(path), COLS))
+    off = {"hoodie.metadata.enable": "false"}
+    for wanted in ([("id", "IN", list(ids))], [("fare", ">", 100.0)]) if ids else ():
+        assert len(plan_read(table, None, wanted).slices) < every
+        pruned = sorted(rows(read(spark, path, filters=wanted).toArrow(), COLS))
+        assert pruned == sorted(rows(read(spark, path, off, filters=wanted).toArrow(), COLS))
+        assert pruned and pruned == [r for r in everything if _holds(wanted[0], dict(zip(COLS, r)))]
+
+
+def _holds(pred, row):
+    column, op, value = pred
+    return {"IN": lambda: row[column] in value,
+            ">": lambda: row[column] > value}[op]()
+
+
+def test_built_while_another_process_writes(spark, tmp_path):
+    path = str(tmp_path / "trips")
+    first_write(spark, path, 40)
+    scheduled = build_index(spark, path, TYPES, mode="schedule", options=OCC)
+    table = HoodieTable.load(path)
+    plan = plan_of(table.timeline, scheduled)
+    base = table.timeline.last_completed_write().timestamp
+    assert [(p.partition, p.upto) for p in plan] == [(COLUMN_STATS, base), (RECORD_INDEX, base)]
+    assert os.path.exists(os.path.join(path, ".hoodie/timeline", f"{scheduled.timestamp}.indexing.requested"))
+    assert table.props["hoodie.table.metadata.partitions.inflight"] == "column_stats,record_index"
+    assert table_partitions(table) == ["files"]
+    rewritten = set_table_partitions(table, ["files"])               # as any other build or drop does
+    assert rewritten.props["hoodie.table.metadata.partitions.inflight"] == "column_stats,record_index"
+
+    second_process(path, 30, 50, 2)                     # scheduled, not built: logged in the partitions
+    cfg = HoodieConfig({**OCC, **table.props})
+    building = build_indexing(spark, HoodieTable.load(path), cfg)
+    assert building.timestamp == scheduled.timestamp
+    second_process(path, 50, 55, 3, deletes=[0, 1, 31])  # built, not complete
+    table = HoodieTable.load(path)
+    assert table_partitions(table) == ["files"]          # readers do not use them yet
+    assert not MetadataReader(table).has(RECORD_INDEX)
+
+    done = finish_indexing(table, cfg, scheduled.timestamp)
+    table = HoodieTable.load(path)
+    assert sorted(table_partitions(table)) == ["column_stats", "files", "record_index"]
+    assert table.props["hoodie.table.metadata.partitions.inflight"] == ""
+    assert done.action == INDEXING and not pending_indexing(table.timeline)
+    meta = decode_instant_avro(table.timeline.read_details(done))
+    assert meta["operationType"] == "INDEX"
+    last = table.timeline.filter(["commit"], completed=True)[-1].timestamp
+    assert {i["metadataPartitionPath"]: i["indexUptoInstant"] for i in meta["indexPartitionInfos"]} == {
+        COLUMN_STATS: last, RECORD_INDEX: last}
+    assert_like_rebuild_and_readers(spark, path, tmp_path, ["42", "7", "53"])
+    assert build_index(spark, path, TYPES, options=OCC) is None       # nothing left to index
+
+    conf = [a for k, v in OCC.items() for a in ("--hoodie-conf", f"{k}={v}")]
+    cli = ["table", "index", "build", "--base-path", path, *conf]
+    assert main([*cli, "--index-types", "BLOOM_FILTERS", "--mode", "schedule"]) == 0
+    table = HoodieTable.load(path)
+    [bloom] = pending_indexing(table.timeline)
+    assert table.props["hoodie.table.metadata.partitions.inflight"] == "bloom_filters"
+    assert main([*cli, "--mode", "rollback"]) == 0
+    table = HoodieTable.load(path)
+    assert not pending_indexing(table.timeline) and table.props["hoodie.table.metadata.partitions.inflight"] == ""
+    assert not os.path.exists(os.path.join(path, MDT_DIR, "bloom_filters"))
+    assert sorted(table_partitions(table)) == ["column_stats", "files", "record_index"]
+
+
+def test_killed_indexer_leaves_the_table_usable_and_resumes(spark, tmp_path):
+    import json
+
+    path = str(tmp_path / "trips")
+    first_write(spark, path, 30, "MERGE_ON_READ")          # the writer's updates and deletes go to log files
+    proc = subprocess.run([sys.executable, "-c", KILLED, path, json.dumps([*TYPES, "BLOOM_FILTERS"]), json.dumps(OCC)],
+                          env=os.environ.copy())
+    assert proc.returncode == 9
+    table = HoodieTable.load(path)
+    [pending] = pending_indexing(table.timeline)
+    written = os.listdir(os.path.join(path, MDT_DIR, RECORD_INDEX))
+    assert any(name.endswith(".hfile") for name in written)                 # killed half way
+    assert not os.path.exists(os.path.join(path, MDT_DIR, BLOOM_FILTERS))   # not started
+    assert table_partitions(table) == ["files"]
+    assert len(rows(read(spark, path).toArrow(), COLS)) == 30       # readable
+    second_process(path, 25, 35, 2, deletes=[3], table_type="MERGE_ON_READ")   # writable, and kept in step
+    assert any(".log." in name for _, _, names in os.walk(path) for name in names if "metadata" not in _)
+
+    job = parse_config({"basePath": path, "service": "indexing", "hoodieConf": {     # resumes the killed one
+        **WRITER_OPTS, "hoodie.metadata.index.async": "false"}},
+        "indexing job")
+    assert run_service(job) == [f"indexed {pending.timestamp}"]
+    planned = {p.partition: p for p in plan_of(HoodieTable.load(path).timeline, pending)}[RECORD_INDEX]
+    bases = [n for n in os.listdir(os.path.join(path, MDT_DIR, RECORD_INDEX)) if n.endswith(".hfile")]
+    assert len(bases) == planned.file_groups                                 # the killed run's are gone
+    assert sorted(table_partitions(HoodieTable.load(path))) == ["bloom_filters", "column_stats", "files", "record_index"]
+    assert_like_rebuild_and_readers(spark, path, tmp_path, partitions=(RECORD_INDEX, COLUMN_STATS, BLOOM_FILTERS))

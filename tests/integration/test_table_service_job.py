@@ -99,7 +99,7 @@ def test_bad_job_configs_exit_2_naming_the_field(tmp_path):
     config = tmp_path / "job-config.yaml"
     config.write_text("basePath: /tmp/x\nservice: cleaning\n")
     done = run_job("table-service", "--job-config", str(config))
-    assert done.returncode == 2 and "service 'cleaning' is not one of compaction, clustering, clean, savepoint, catalogSync" in done.stderr
+    assert done.returncode == 2 and "service 'cleaning' is not one of compaction, clustering, indexing, clean, savepoint, catalogSync" in done.stderr
     config.write_text("basePath: /tmp/x\nservise: compaction\n")
     done = run_job("table-service", "--job-config", str(config))
     assert done.returncode == 2 and "did you mean service" in done.stderr

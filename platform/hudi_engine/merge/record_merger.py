@@ -125,27 +125,30 @@ def deduplicate(incoming: pa.Table, spec: MergeSpec, by: tuple[str, ...] = (RECO
         return incoming
     if spec.custom:
         return _folded_by_merger(incoming, by, spec.custom)
-    arrival = pa.array(np.arange(n, dtype=np.int64))
-    columns = {f"__by{i}": incoming[name] for i, name in enumerate(by)}
-    sort_keys = [(name, "ascending", "at_start") for name in columns]
-    columns["__arrival"] = arrival
-    for i, name in enumerate(spec.ordering_fields):
-        columns[f"__ordering{i}"] = incoming[name]
-        sort_keys.append((f"__ordering{i}", "ascending", "at_start"))
-    sort_keys.append(("__arrival", "ascending", "at_start"))
-    order = pc.sort_indices(pa.table(columns), sort_keys=sort_keys)
+    order, same = _key_order(incoming, by, spec.ordering_fields)
     last_of_run = np.ones(n, dtype=bool)
-    same = np.ones(n - 1, dtype=bool)
-    for name in by:
-        keys = incoming[name].take(order).to_numpy(zero_copy_only=False)
-        same &= keys[:-1] == keys[1:]
     last_of_run[:-1] = ~same
     if last_of_run.all():
         return incoming
     if spec.partial:
-        return partial_winners(incoming, order.to_numpy(), last_of_run, same, _NOT_FILLED)
-    winners = np.sort(order.to_numpy()[last_of_run])
+        return partial_winners(incoming, order, last_of_run, same, _NOT_FILLED)
+    winners = np.sort(order[last_of_run])
     return incoming.take(pa.array(winners))
+
+
+def _key_order(table: pa.Table, by: tuple[str, ...], ordering: tuple[str, ...] = ()) -> tuple[np.ndarray, np.ndarray]:
+    """The rows sorted by key (the ``by`` columns), then ordering values (nulls first), then
+    arrival; and for each neighbouring pair in that order whether they share a key."""
+    n = table.num_rows
+    columns = {f"__by{i}": table[name] for i, name in enumerate(by)}
+    columns.update({f"__ordering{i}": table[name] for i, name in enumerate(ordering)})
+    columns["__arrival"] = pa.array(np.arange(n, dtype=np.int64))
+    order = pc.sort_indices(pa.table(columns), sort_keys=[(c, "ascending", "at_start") for c in columns])
+    same = np.ones(max(n - 1, 0), dtype=bool)
+    for name in by:
+        keys = table[name].take(order).to_numpy(zero_copy_only=False)
+        same &= keys[:-1] == keys[1:]
+    return order.to_numpy(), same
 
 
 def _folded_by_merger(incoming: pa.Table, by: tuple[str, ...], name: str) -> pa.Table:
@@ -195,13 +198,7 @@ def _runs(table: pa.Table, by: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray,
     """The rows in (key, arrival) order, and per place in that order: its key's run, its rank in
     the run, the run's length."""
     n = table.num_rows
-    columns = {f"__by{i}": table[b] for i, b in enumerate(by)}
-    columns["__arrival"] = pa.array(np.arange(n))
-    order = pc.sort_indices(pa.table(columns), sort_keys=[(c, "ascending") for c in columns]).to_numpy()
-    same = np.ones(n - 1, dtype=bool)
-    for b in by:
-        keys = table[b].take(pa.array(order)).to_numpy(zero_copy_only=False)
-        same &= keys[:-1] == keys[1:]
+    order, same = _key_order(table, by)
     starts = np.r_[True, ~same]
     run_start = np.flatnonzero(starts)
     run = np.cumsum(starts) - 1

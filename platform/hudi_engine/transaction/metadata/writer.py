@@ -102,13 +102,14 @@ def current_partitions(table: HoodieTable) -> list[str]:
     return [p for p in props.get(C.TABLE_METADATA_PARTITIONS.key, "").split(",") if p]
 
 
-def building_partitions(table: HoodieTable, fresh: bool = True) -> dict[str, IndexPartition]:
+def building_partitions(table: HoodieTable) -> dict[str, IndexPartition]:
     """The partitions pending indexing instants build: writers keep them in step from the moment
-    they are scheduled (their base files may not exist yet). ``fresh``: list the timeline again
-    (else the caller's, loaded under the lock, is trusted)."""
+    they are scheduled (their base files may not exist yet). The caller's timeline is trusted: writers
+    beside an indexer must take the table lock (as Hudi requires), and under it the timeline was
+    reloaded (``locked_table``)."""
     if not mdt_storage(table).exists(PROPERTIES_FILE):
         return {}
-    return indexing_partitions((HoodieTable(table.storage, table.props) if fresh else table).timeline)
+    return indexing_partitions(table.timeline)
 
 
 def indexed_columns(table: HoodieTable, cfg: HoodieConfig | None = None) -> list[str]:
@@ -428,7 +429,7 @@ class _Sync:
 
     def __init__(self, table: HoodieTable, instant: str, spark=None, options: dict | None = None):
         self.table, self.instant, self.spark, self.options = table, instant, spark, options or {}
-        self.building = building_partitions(table, fresh=False)     # completions reload the table under the lock
+        self.building = building_partitions(table)     # completions reload the table under the lock
         done = current_partitions(table)
         self.partitions = done + [p for p in self.building if p not in done]
         self.mdt = open_mdt(table) if self.partitions else None

@@ -118,7 +118,15 @@ def test_functions_give_spark_sqls_values(spark):
              ("lower", "s", {}), ("upper", "s", {}), ("trim", "s", {}), ("ltrim", "s", {}), ("rtrim", "s", {}),
              ("trim", "s", {"trimString": " Hd"}), ("length", "s", {}), ("substring", "s", {"pos": "2", "len": "3"}),
              ("substring", "s", {"pos": "-3", "len": "2"}), ("substring", "s", {"pos": "0", "len": "2"}),
-             ("substring", "s", {"pos": "-9", "len": "9"})]
+             ("substring", "s", {"pos": "-9", "len": "9"}), ("to_timestamp", "w", {}), ("to_timestamp", "d", {}),
+             ("to_timestamp", "w", {"format": "yyyy-MM-dd HH:mm:ss"}), ("to_timestamp", "t", {}),
+             ("date_add", "d", {"days": "3"}), ("date_sub", "t", {"days": "40"}), ("date_add", "t", {"days": "-1"}),
+             ("regexp_replace", "s", {"pattern": "[aeiou]", "replacement": "<$0>"}),
+             ("regexp_replace", "s", {"pattern": r"(\w+) (\w+)", "replacement": "$2 $1"}),
+             ("regexp_replace", "s", {"pattern": r"\s+", "replacement": r"\$"}),
+             ("regexp_extract", "s", {"pattern": r"(\w)(\w*)", "idx": "2"}),
+             ("regexp_extract", "s", {"pattern": "x(y)?", "idx": "1"}),
+             ("regexp_extract", "s", {"pattern": "(?<first>[A-Z])", "idx": "1"})]
     from hudi_engine.expr.functions import call_text
 
     # Unparsable text is null, as in Spark without ANSI mode (with it, Spark fails the query).
@@ -210,6 +218,7 @@ def test_built_kept_in_step_prunes_and_dropped(spark, tmp_path, table_type, monk
         assert DAY not in (Path(path) / ".hoodie/.index_defs/index.json").read_text()
         write(batch(spark, [10], 6, 5), path, upsert)              # the other index stays in step
         assert DRIVER in HoodieTable.load(path).props["hoodie.table.metadata.partitions"]
+        assert_regexp_index(spark, path, name)
     finally:
         spark.sql(f"DROP TABLE IF EXISTS {name}")
 
@@ -249,6 +258,30 @@ def assert_pruned_reads(spark, path, name, monkeypatch, fewer):
     assert sorted(theirs) == day_rows
     assert len(plan_read(table, None, [("from_unixtime(ts, 'yyyy-MM-dd')", "=", "1999-01-01")]).slices) == 0
 
+
+
+def assert_regexp_index(spark, path, name):
+    """A Java regular expression in CREATE INDEX's options (parentheses, a comma and an escape in
+    the SQL literal): each file's record is the range Spark SQL computes, and a filter on the
+    function reads the rows an unpruned read gives."""
+    literal = "'([A-Za-z,]+)-(\\\\w)'"                # SQL text; the pattern is ([A-Za-z,]+)-(\w)
+    spark.sql(f"CREATE INDEX idx_letter ON {name} USING column_stats(driver) "
+              f"OPTIONS(expr='regexp_extract', pattern={literal}, idx='2')")
+    table = HoodieTable.load(path)
+    stats = {s.file_name: s for s in map(column_stats_of, MetadataReader(table).records("expr_index_idx_letter").values())}
+    files = [f.path for s in table_view(table).latest_file_slices() for f in ([s.base_file] if s.base_file else []) + s.log_files]
+    for f in files:
+        t = file_rows(table, f)
+        if t.num_rows:
+            spark.createDataFrame(t).createOrReplaceTempView("expr_index_file")
+            lo, hi = spark.sql(f"SELECT min(regexp_extract(driver, {literal}, 2)), "
+                               f"max(regexp_extract(driver, {literal}, 2)) FROM expr_index_file").first()
+            s = stats[posixpath.basename(f)]
+            assert (s.min_value, s.max_value, s.value_count) == (lo, hi, t.num_rows), f
+    wanted = [("regexp_extract(driver, '([A-Za-z,]+)-(\\w)', 2)", "=", "B")]
+    expected = sorted(tuple(r) for r in read(spark, path, {"hoodie.metadata.enable": "false"})
+                      .where(f"regexp_extract(driver, {literal}, 2) = 'B'").select(*COLS).collect())
+    assert expected and sorted(rows(read_arrow(path, filters=wanted), COLS)) == expected
 
 
 def refusals(spark, path, name):

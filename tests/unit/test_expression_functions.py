@@ -98,7 +98,75 @@ def test_only_a_utc_session_prunes_on_dates():
 
 
 def test_formatting_is_exact_for_years_up_to_9999_only():
-    assert exact("from_unixtime", pa.array([253_402_300_799, -62_167_219_200, None], pa.int64()))
-    assert not exact("from_unixtime", pa.array([1_695_159_649_087], pa.int64()))     # millis taken as seconds
-    assert not exact("date_format", pa.array([253_402_300_800 * 10**6], pa.int64()).cast(pa.timestamp("us")))
-    assert exact("year", pa.array([1_695_159_649_087 * 1000], pa.timestamp("us"))) and exact("lower", TEXT)
+    def exact_(name, values, options=None):
+        return exact(name, values, evaluate(name, options or {}, values))
+
+    assert exact_("from_unixtime", pa.array([253_402_300_799, -62_167_219_200, None], pa.int64()))
+    assert not exact_("from_unixtime", pa.array([1_695_159_649_087], pa.int64()))     # millis taken as seconds
+    assert not exact_("date_format", pa.array([253_402_300_800 * 10**6], pa.int64()).cast(pa.timestamp("us")),
+                      {"format": "yyyy"})
+    assert exact_("year", pa.array([1_695_159_649_087 * 1000], pa.timestamp("us"))) and exact_("lower", TEXT)
+    # Text that did not parse might be read by Spark's parser: not exact (the file gets no record).
+    assert exact_("to_timestamp", pa.array(["2024-01-15 10:30:05", "2024-01-15", None]))
+    assert not exact_("to_timestamp", pa.array(["2024-01-15 10:30:05.123"]))
+    assert not exact_("unix_timestamp", pa.array(["15/01/2024"]))
+
+
+def test_dates_moved_by_days_and_text_read_as_timestamps():
+    dates = pa.array([dt.date(2024, 2, 28), dt.date(1970, 1, 1), None], pa.date32())
+    assert evaluate("date_add", {"days": "2"}, dates).to_pylist() == [dt.date(2024, 3, 1), dt.date(1970, 1, 3), None]
+    assert evaluate("date_sub", {"days": "1"}, STAMPS).to_pylist() == [dt.date(2024, 1, 14), dt.date(1969, 12, 30), None]
+    utc = dt.timezone.utc
+    text = pa.array(["2024-01-15 10:30:05", "2024-01-15T10:30", "2024-01-15", "soon", None])
+    assert evaluate("to_timestamp", {}, text).to_pylist() == [
+        dt.datetime(2024, 1, 15, 10, 30, 5, tzinfo=utc), dt.datetime(2024, 1, 15, 10, 30, tzinfo=utc),
+        dt.datetime(2024, 1, 15, tzinfo=utc), None, None]
+    assert evaluate("to_timestamp", {"format": "dd/MM/yyyy"}, pa.array(["15/01/2024"])).to_pylist() == [
+        dt.datetime(2024, 1, 15, tzinfo=utc)]
+    assert evaluate("to_timestamp", {}, dates).to_pylist()[0] == dt.datetime(2024, 2, 28, tzinfo=utc)
+    assert evaluate("to_timestamp", {}, STAMPS).to_pylist()[0] == dt.datetime(2024, 1, 15, 10, 30, 5, 999_999, tzinfo=utc)
+    assert result_type("to_timestamp", pa.string()) == pa.timestamp("us", "UTC")
+
+
+def test_regular_expressions_are_javas():
+    words = pa.array(["Hello World", "ÉCOLE 42", "", None])
+    assert evaluate("regexp_replace", {"pattern": r"(\w+) (\w+)", "replacement": "$2 $1"}, words).to_pylist() == [
+        "World Hello", "É42 COLE", "", None]       # \w is ASCII, as Java's: the match starts after É
+    assert evaluate("regexp_replace", {"pattern": "o", "replacement": r"\$0"}, words).to_pylist()[0] == "Hell$0 W$0rld"
+    assert evaluate("regexp_replace", {"pattern": "x*", "replacement": "-"}, pa.array(["ab"])).to_pylist() == ["-a-b-"]
+    named = {"pattern": r"(?<first>[A-Z])\w*(\d)?", "replacement": "${first}$2."}
+    assert evaluate("regexp_replace", named, words).to_pylist()[:2] == ["H. W.", "ÉC. 42"]   # unmatched $2: nothing
+    assert evaluate("regexp_replace", {"pattern": r"\Q.*\E", "replacement": "!"}, pa.array(["a.*b"])).to_pylist() == ["a!b"]
+    assert evaluate("regexp_extract", {"pattern": r"(\d+)", "idx": "1"}, words).to_pylist() == ["", "42", "", None]
+    assert evaluate("regexp_extract", {"pattern": "W(x)?", "idx": "1"}, words).to_pylist()[0] == ""   # group unset
+    assert evaluate("regexp_extract", {"pattern": r"o\w", "idx": "0"}, words).to_pylist()[0] == "or"
+    # Java's $ digits: $12 is group 1 then "2" when the pattern has fewer than 12 groups.
+    assert evaluate("regexp_replace", {"pattern": "(l)", "replacement": "$12"}, pa.array(["al"])).to_pylist() == ["al2"]
+
+
+def test_regular_expressions_and_other_refusals():
+    def refused(name, options, match, typ=pa.string()):
+        with pytest.raises(HoodieConfigError, match=match):
+            check(name, {"expr": name, **options}, "c", typ, "column_stats")
+
+    refused("regexp_replace", {"pattern": r"\p{L}+", "replacement": ""}, r"\\p \(a Unicode or POSIX class\)")
+    refused("regexp_replace", {"pattern": "[a-z&&[^e]]", "replacement": ""}, "no nested classes")
+    refused("regexp_replace", {"pattern": "(", "replacement": ""}, "cannot be used by an expression index")
+    refused("regexp_replace", {"pattern": "a"}, "needs option replacement")
+    refused("regexp_replace", {"pattern": "(a)", "replacement": "$2"}, "there is no group 2")
+    refused("regexp_replace", {"pattern": "(a)", "replacement": "${x}"}, "no group named 'x'")
+    refused("regexp_replace", {"pattern": "a", "replacement": "$"}, "a dollar sign at the end")
+    refused("regexp_extract", {"pattern": "(a)", "idx": "2"}, "has 1 group\\(s\\); use 0 .* to 1")
+    refused("date_add", {"days": "two"}, "days='two' of date_add must be an integer", pa.date32())
+    refused("date_add", {}, "needs option days", pa.date32())
+    refused("date_sub", {"days": "1"}, "takes a timestamp or date column", pa.string())
+    with pytest.raises(HoodieConfigError, match="split gives an array"):
+        check("split", {"expr": "split", "pattern": ","}, "c", pa.string(), "column_stats")
+
+
+def test_calls_are_written_with_spark_sql_escapes_and_read_as_written():
+    assert call_text("regexp_extract", "url", {"pattern": r"https?://([^/]+)\.com", "idx": "1"}) == (
+        r"regexp_extract(`url`, 'https?://([^/]+)\\.com', 1)")
+    assert parse_call("date_add(d, -3)") == ("date_add", "d", {"days": "-3"})
+    assert parse_call("regexp_extract(url, '([a-z]+)', 1)") == ("regexp_extract", "url", {"pattern": "([a-z]+)", "idx": "1"})
+    assert parse_call(r"regexp_extract(url, '(\d+)', 1)") == ("regexp_extract", "url", {"pattern": r"(\d+)", "idx": "1"})

@@ -136,6 +136,13 @@ def test_index_ddl_is_read_as_hudi_writes_it():
     assert parse_index_statement("SHOW INDEXES FROM trips") == ShowIndexes("trips")
     assert parse_index_statement("SHOW INDEXES IN default.trips") == ShowIndexes("default.trips")
     assert parse_index_statement("SELECT * FROM trips") is None
+    # Values as Spark's parser reads string literals: parentheses and commas inside quotes, escapes resolved.
+    stmt = parse_index_statement("CREATE INDEX h ON t USING column_stats(url) OPTIONS(expr='regexp_extract', "
+                                 "'pattern' = 'https?://([^/,]+)\\\\.com\\'s', idx 1, \"k.v\" = \"a\\tb\")")
+    assert stmt.columns == ("url",) and stmt.options == {"expr": "regexp_extract", "pattern": "https?://([^/,]+)\\.com's",
+                                                         "idx": "1", "k.v": "a\tb"}
+    with pytest.raises(HoodieConfigError, match="cannot read the options at \"x = 'y' z\""):
+        parse_index_statement("CREATE INDEX h ON t (url) OPTIONS(a = 'b', x = 'y' z)")
 
 
 def test_a_writes_file_groups_are_read_before_and_after_it():

@@ -1,14 +1,16 @@
 """The functions an expression index applies to its column (Hudi 1.x's ``ExpressionIndexSparkFunctions``),
 evaluated in Arrow with Spark SQL's results for the same inputs.
 
-Names and options are Hudi's (``expr``, ``format``, ``pos``, ``len``, ``trimString``; no ``expr``
-is Hudi's ``identity``, the column itself): an index
+Names and options are Hudi's (``expr``, ``format``, ``pos``, ``len``, ``trimString``, ``days``,
+``pattern``, ``replacement``, ``idx``; no ``expr`` is Hudi's ``identity``, the column itself): an index
 ``USING column_stats(ts) OPTIONS(expr='from_unixtime', format='yyyy-MM-dd')`` stores, per file, the
 range of ``from_unixtime(ts, 'yyyy-MM-dd')``. Date and time functions compute in UTC (Spark's
 ``spark.sql.session.timeZone`` = UTC); readers whose session has another zone do not prune on them.
 Datetime patterns take the letters ``y M d H h m s a D`` and quoted literals, the ones that have a
 fixed-width form in Arrow's ``strftime``; anything else is refused when the index is created.
-Pure: arrays in, arrays out.
+Regular expressions are Java's, run by ``java_regex``. Text that does not parse is null, as in
+Spark without ANSI mode; a file where Spark might still read a value (:func:`exact`) is never
+skipped. Pure: arrays in, arrays out.
 """
 from __future__ import annotations
 
@@ -20,12 +22,18 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import HoodieConfigError
+from .java_regex import compile_java, replacement
 
 EXPR = "expr"
 FORMAT = "format"
 POSITION = "pos"
 LENGTH = "len"
 TRIM_STRING = "trimString"
+DAYS = "days"
+PATTERN = "pattern"
+REPLACEMENT = "replacement"
+GROUP_INDEX = "idx"
+INTEGER_OPTIONS = (POSITION, LENGTH, DAYS, GROUP_INDEX)
 BLOOM_OPTIONS = ("filtertype", "numentries", "fpp", "maxentries")   # Hudi's bloom_filters index options
 DEFAULT_TIME_FORMAT = "yyyy-MM-dd HH:mm:ss"
 
@@ -147,6 +155,57 @@ def _substring(values: pa.Array, options: Mapping[str, str]) -> pa.Array:
     return pc.utf8_slice_codeunits(values, start=pos, stop=end if end < 0 else 2**62)
 
 
+def _to_timestamp(values: pa.Array, options: Mapping[str, str]) -> pa.Array:
+    """Spark's ``to_timestamp``: text read with ``format``, or without one in the ISO forms Spark's
+    cast reads most often (others are null here, and :func:`exact` says so); dates at midnight."""
+    if _is_string(values.type):
+        if FORMAT in options:
+            stamps = _parse(values, options[FORMAT])
+        else:
+            stamps = pc.coalesce(*[pc.strptime(values, format=f, unit="s", error_is_null=True) for f in _ISO_FORMS])
+        return pc.cast(pc.cast(stamps, pa.timestamp("us")), _UTC_MICROS)
+    if pa.types.is_date(values.type):
+        return pc.cast(pc.cast(_utc_seconds(values), pa.timestamp("us")), _UTC_MICROS)
+    return pc.cast(pc.cast(values, pa.timestamp("us", values.type.tz)), _UTC_MICROS)
+
+
+_UTC_MICROS = pa.timestamp("us", "UTC")
+_ISO_FORMS = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M", "%Y-%m-%d")
+
+
+def _days(sign: int) -> Callable[[pa.Array, Mapping[str, str]], pa.Array]:
+    """``date_add`` / ``date_sub``: the date (a timestamp's in UTC) moved by ``days``."""
+    def shift(values: pa.Array, options: Mapping[str, str]) -> pa.Array:
+        dates = pc.cast(values, pa.date32()) if pa.types.is_date(values.type) else _to_date(values, {})
+        moved = pc.add_checked(pc.cast(dates, pa.int32()), pa.scalar(sign * int(options[DAYS]), pa.int32()))
+        return pc.cast(moved, pa.date32())
+    return shift
+
+
+def _per_value(values: pa.Array, fn: Callable[[str], str]) -> pa.Array:
+    """``fn`` over the distinct strings of ``values`` (nulls stay null)."""
+    encoded = pc.dictionary_encode(values.cast(pa.string()))
+    mapped = pa.array([fn(v) for v in encoded.dictionary.to_pylist()], pa.string())
+    return pc.take(mapped, encoded.indices)
+
+
+def _regexp_replace(values: pa.Array, options: Mapping[str, str]) -> pa.Array:
+    pattern = compile_java(options[PATTERN])
+    expand = replacement(options[PATTERN], options[REPLACEMENT])
+    return _per_value(values, lambda s: pattern.sub(expand, s))
+
+
+def _regexp_extract(values: pa.Array, options: Mapping[str, str]) -> pa.Array:
+    """Spark's ``regexp_extract``: the group of the first match, "" without a match or when the
+    group took no part in it."""
+    pattern, group = compile_java(options[PATTERN]), int(options[GROUP_INDEX])
+
+    def extract(s: str) -> str:
+        m = pattern.search(s)
+        return (m.group(group) or "") if m is not None else ""
+    return _per_value(values, extract)
+
+
 def _string_result(_: pa.DataType) -> pa.DataType:
     return pa.string()
 
@@ -186,12 +245,25 @@ _FUNCTIONS = [
              arguments=(POSITION, LENGTH)),
     Function("length", (EXPR,), (), _is_string, _STR, _int_result,
              lambda values, options: pc.cast(pc.utf8_length(values.cast(pa.string())), pa.int32())),
+    Function("to_timestamp", (EXPR, FORMAT), (), lambda t: _is_temporal(t) or _is_string(t), f"{_TIME} or string",
+             lambda _: _UTC_MICROS, _to_timestamp, True, (FORMAT,)),
+    Function("date_add", (EXPR, DAYS), (DAYS,), _is_temporal, _TIME, lambda _: pa.date32(), _days(1), True, (DAYS,)),
+    Function("date_sub", (EXPR, DAYS), (DAYS,), _is_temporal, _TIME, lambda _: pa.date32(), _days(-1), True, (DAYS,)),
+    Function("regexp_replace", (EXPR, PATTERN, REPLACEMENT), (PATTERN, REPLACEMENT), _is_string, _STR,
+             _string_result, _regexp_replace, arguments=(PATTERN, REPLACEMENT)),
+    Function("regexp_extract", (EXPR, PATTERN, GROUP_INDEX), (PATTERN, GROUP_INDEX), _is_string, _STR, _string_result,
+             _regexp_extract, arguments=(PATTERN, GROUP_INDEX)),
 ]
 FUNCTIONS = {f.name: f for f in _FUNCTIONS}
+# Hudi's functions that have no single value per row to index here.
+_NOT_INDEXABLE = {"split": "split gives an array, and column_stats and bloom_filters hold single values; index "
+                           "regexp_extract(column, pattern, idx) of the part you filter on instead"}
 
 
 def function(name: str) -> Function:
     found = FUNCTIONS.get((name or "").lower())
+    if found is None and (name or "").lower() in _NOT_INDEXABLE:
+        raise HoodieConfigError(f"expression index function {name}: {_NOT_INDEXABLE[name.lower()]}")
     if found is None:
         raise HoodieConfigError(f"expression index function {name!r} is not supported; use one of "
                                 f"{', '.join(sorted(FUNCTIONS))} (OPTIONS(expr='<function>', ...))")
@@ -207,7 +279,7 @@ def check(name: str, options: Mapping[str, str], column: str, typ: pa.DataType, 
     if unknown:
         raise HoodieConfigError(f"options {', '.join(unknown)} are not valid for function {fn.name}; it takes "
                                 f"{', '.join(sorted(valid))}")
-    missing = [o for o in fn.required if not options.get(o)]
+    missing = [o for o in fn.required if options.get(o) is None]
     if missing:
         raise HoodieConfigError(f"function {fn.name} needs option {', '.join(missing)} "
                                 f"(e.g. OPTIONS(expr='{fn.name}', {missing[0]}='...'))")
@@ -219,7 +291,7 @@ def check(name: str, options: Mapping[str, str], column: str, typ: pa.DataType, 
                                               or pa.types.is_date(result)):
         raise HoodieConfigError(f"a bloom_filters index holds strings, integers or dates; {fn.name}({column}) is "
                                 f"{result}: use column_stats, or a function giving one of those")
-    for option in (POSITION, LENGTH):
+    for option in INTEGER_OPTIONS:
         if option in options:
             try:
                 int(options[option])
@@ -227,6 +299,13 @@ def check(name: str, options: Mapping[str, str], column: str, typ: pa.DataType, 
                 raise HoodieConfigError(f"option {option}={options[option]!r} of {fn.name} must be an integer") from None
     if FORMAT in options:
         strftime_pattern(options[FORMAT])
+    if PATTERN in options:
+        groups = compile_java(options[PATTERN]).groups
+        if fn.name == "regexp_replace":
+            replacement(options[PATTERN], options[REPLACEMENT])
+        if fn.name == "regexp_extract" and not 0 <= int(options[GROUP_INDEX]) <= groups:
+            raise HoodieConfigError(f"option idx={options[GROUP_INDEX]} of regexp_extract: pattern "
+                                    f"{options[PATTERN]!r} has {groups} group(s); use 0 (the whole match) to {groups}")
     return fn
 
 
@@ -255,7 +334,8 @@ _ARG = re.compile(r"'((?:[^']|'')*)'|(-?\d+)")
 
 def parse_call(text: str) -> tuple[str, str, dict[str, str]] | None:
     """``from_unixtime(ts, 'yyyy-MM-dd')`` → (function, column, options); None for anything that is
-    not a supported function of one column with literal arguments."""
+    not a supported function of one column with literal arguments. A quoted argument is taken as
+    written (``''`` for a quote; a backslash is itself, unlike in Spark SQL)."""
     m = _CALL.match(text)
     if m is None or m.group(1).lower() not in FUNCTIONS:
         return None
@@ -267,13 +347,13 @@ def parse_call(text: str) -> tuple[str, str, dict[str, str]] | None:
 
 
 def call_text(name: str, column: str, options: Mapping[str, str]) -> str:
-    """The Spark SQL call of a function (the inverse of :func:`parse_call`)."""
+    """The Spark SQL call of a function, its string arguments escaped as Spark SQL reads them."""
     fn = function(name)
     args = [f"`{column}`"]
     for option in fn.arguments:
         if option in options:
             v = str(options[option])
-            args.append(v if option in (POSITION, LENGTH) else "'" + v.replace("'", "\\'") + "'")
+            args.append(v if option in INTEGER_OPTIONS else "'" + v.replace("\\", "\\\\").replace("'", "\\'") + "'")
     return f"{fn.name}({', '.join(args)})"
 
 
@@ -296,17 +376,20 @@ def is_utc(zone: str | None) -> bool:
 
 _FIRST, _LAST = -62_167_219_200, 253_402_300_799      # 0000-01-01 and 9999-12-31 23:59:59, in epoch seconds
 _FORMATTED = ("from_unixtime", "date_format")
+_PARSING = ("unix_timestamp", "to_date", "to_timestamp")
 
 
-def exact(name: str, values: pa.Array | pa.ChunkedArray) -> bool:
-    """Whether :func:`evaluate` gives Spark's values for these inputs: formatting functions only
-    for years 0 to 9999 (Spark writes ``+10000``, Arrow's ``strftime`` wraps around)."""
-    if function(name).name not in _FORMATTED:
+def exact(name: str, source: pa.Array | pa.ChunkedArray, result: pa.Array) -> bool:
+    """Whether ``result`` (:func:`evaluate` over ``source``) is Spark's: formatting functions only for
+    years 0 to 9999 (Spark writes ``+10000``, Arrow's ``strftime`` wraps around); functions reading
+    text only when every text parsed (one Spark's parser might read is null here)."""
+    fn = function(name).name
+    if isinstance(source, pa.ChunkedArray):
+        source = source.combine_chunks()
+    if fn in _PARSING and _is_string(source.type):
+        return result.null_count == source.null_count
+    if fn not in _FORMATTED or len(source) == source.null_count:
         return True
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    if len(values) == values.null_count:
-        return True
-    seconds = pc.cast(values, pa.int64()) if pa.types.is_integer(values.type) else pc.cast(_utc_seconds(values), pa.int64())
+    seconds = pc.cast(source, pa.int64()) if pa.types.is_integer(source.type) else pc.cast(_utc_seconds(source), pa.int64())
     bounds = pc.min_max(seconds)
     return _FIRST <= bounds["min"].as_py() and bounds["max"].as_py() <= _LAST

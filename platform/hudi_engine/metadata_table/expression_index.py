@@ -78,10 +78,12 @@ class FileValues:
 def file_values(definition: IndexDefinition, path: str, source: pa.Array, file_size: int,
                 bloom: BloomSettings | None) -> FileValues:
     """One file's values of the index's expression, reduced to what its record holds. Values Arrow
-    cannot give as Spark does (years past 9999 formatted) leave the range unbounded and the file
-    without a bloom filter, so no read skips it."""
+    may not give as Spark does (years past 9999 formatted, text that did not parse) leave the range
+    unbounded and the file without a bloom filter, so no read skips it."""
     values = evaluate(definition.function, definition.options, source)
-    faithful = exact(definition.function, source)
+    faithful = exact(definition.function, source, values)
+    if not faithful and values.null_count > source.null_count:
+        return FileValues(path)         # text Spark may read: its nulls are unknown too, so no record
     if definition.index_type == BLOOM_FILTERS:
         assert bloom is not None
         return FileValues(path, bloom=bloom_of(values, bloom) if faithful else None)

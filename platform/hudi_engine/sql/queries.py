@@ -115,7 +115,8 @@ def _call(node: exp.Expression, names: set[str]) -> str | None:
     if isinstance(node, (exp.Column, exp.Literal)) or len(columns) != 1 or columns[0].table.lower() not in names:
         return None
     text = node.sql(DIALECT)
-    return text if parse_call(text) is not None else None
+    # A backslash in a SQL literal is an escape Spark resolves; such calls are left to Spark alone.
+    return text if parse_call(text) is not None and "\\" not in text else None
 
 
 def _literal(node: exp.Expression):

@@ -20,6 +20,7 @@ import kopf
 from hudi_engine.api import HoodieTable
 from hudi_engine.errors import HoodieError
 from hudi_engine.storage import Storage
+from hudi_jobs.table_service import INDEXING
 
 from . import api
 from .kube import (
@@ -280,7 +281,9 @@ async def _converge_table(memo: kopf.Memo, body: dict[str, Any], now: _dt.dateti
                                                    COMPONENT_LABEL: TABLE_SERVICE_COMPONENT})
     await _apply(kube, body, children.diff(plan.manifests, live, body["metadata"].get("uid")))
     on_demand = services_due.on_demand(table.spec, [job.service for job in plan.jobs])
-    observed = await asyncio.to_thread(_observe_storage, table, now, services_due.triggers(table.spec, on_demand))
+    indexing = next((job.job_config["hoodieConf"] for job in plan.jobs if job.service == INDEXING), None)
+    observed = await asyncio.to_thread(_observe_storage, table, now,
+                                       services_due.triggers(table.spec, on_demand, indexing))
     if observed is not None and observed.table_type != table.spec.table_type:
         raise Degraded("TableTypeMismatch", f"the table at {table.spec.base_path} is {observed.table_type}, "
                                             f"the spec says {table.spec.table_type}; a table's type cannot "

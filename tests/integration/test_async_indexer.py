@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from hudi_engine import read
-from hudi_engine.api import build_index
+from hudi_engine.api import build_index, indexing_due
 from hudi_engine.config import HoodieConfig
 from hudi_engine.metadata_table.layout import BLOOM_FILTERS, COLUMN_STATS, MDT_DIR, RECORD_INDEX, \
     set_table_partitions, table_partitions
@@ -143,8 +143,13 @@ def _holds(pred, row):
 def test_built_while_another_process_writes(spark, tmp_path):
     path = str(tmp_path / "trips")
     first_write(spark, path, 40)
+    enabled = {**OCC, "hoodie.metadata.record.index.enable": "true", "hoodie.metadata.index.column.stats.enable": "true"}
+    # What an operator starts the indexing job on: enabled indexes missing, then the pending plan, then nothing.
+    assert indexing_due(HoodieTable.load(path), enabled) == "column_stats, record_index enabled but not built"
+    assert indexing_due(HoodieTable.load(path), OCC) is None
     scheduled = build_index(spark, path, TYPES, mode="schedule", options=OCC)
     table = HoodieTable.load(path)
+    assert indexing_due(table, enabled) == f"indexing {scheduled.timestamp} is pending"
     plan = plan_of(table.timeline, scheduled)
     base = table.timeline.last_completed_write().timestamp
     assert [(p.partition, p.upto) for p in plan] == [(COLUMN_STATS, base), (RECORD_INDEX, base)]
@@ -175,6 +180,7 @@ def test_built_while_another_process_writes(spark, tmp_path):
         COLUMN_STATS: last, RECORD_INDEX: last}
     assert_like_rebuild_and_readers(spark, path, tmp_path, ["42", "7", "53"])
     assert build_index(spark, path, TYPES, options=OCC) is None       # nothing left to index
+    assert indexing_due(HoodieTable.load(path), enabled) is None
 
     conf = [a for k, v in OCC.items() for a in ("--hoodie-conf", f"{k}={v}")]
     cli = ["table", "index", "build", "--base-path", path, *conf]

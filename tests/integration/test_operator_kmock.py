@@ -404,6 +404,31 @@ async def test_due_services_start_one_job_of_a_kind_at_a_time_with_the_reason(cl
 
 
 @pytest.mark.asyncio
+async def test_scheduled_indexing_starts_when_an_enabled_index_is_not_built(cluster, operator, tables):
+    """A table whose metadata table lacks an index its spec enables, with indexing scheduled: one
+    run of the asynchronous indexer starts with the engine's reason, and its job builds under the
+    table's lock while the writers leave the index to it."""
+    base_path = tables("trips")                  # Hudi 1.0's metadata table: no bloom_filters partition
+    services = {"cleaning": {"mode": "disabled"}, "compaction": {"mode": "disabled"},
+                "indexing": {"mode": "scheduled", "schedule": "0 3 * * *"}}
+    await cluster.create(TABLES, table_body("trips", base_path, services=services,
+                                            metadataTable={"bloomFilters": True}))
+    run = "trips-indexing-run-220210130911"
+    await cluster.until(lambda: cluster.names(APPS) == [run], what="the triggered indexing")
+    [event] = await cluster.posted("trips", "IndexingTriggered")
+    assert event["message"] == f"indexing due: bloom_filters enabled but not built: started {run}"
+    assert cluster.get(APPS, run)["metadata"]["labels"]["lakehouse.hudi.dev/service"] == "indexing"
+    config = yaml.safe_load(cluster.get(CONFIGMAPS, "trips-indexing-config")["data"]["job-config.yaml"])
+    assert config["service"] == "indexing"
+    assert config["hoodieConf"]["hoodie.metadata.index.async"] == "true"
+    assert config["hoodieConf"]["hoodie.write.concurrency.mode"] == "OPTIMISTIC_CONCURRENCY_CONTROL"
+    assert cluster.status(TABLES, "trips")["concurrency"]["writers"] == ["indexing"]
+    await asyncio.sleep(RESYNC_SECONDS * 2)                              # one run per state of the table
+    assert cluster.names(APPS) == [run]
+    assert operator.returncode is None
+
+
+@pytest.mark.asyncio
 async def test_degraded_not_crashing_for_what_only_the_operator_can_detect(cluster, operator, tables, tmp_path):
     """A pipeline whose table is missing, a spec the API would refuse, a base path it cannot read:
     Degraded with the reason, and the pipeline recovers as soon as its table appears."""

@@ -87,6 +87,27 @@ def test_a_pipeline_and_scheduled_services_share_one_lock() -> None:
         "lock": f"kubernetesLease lake/{lease()[C.LEASE_NAME.key]}"}
 
 
+def test_scheduled_indexing_is_a_writer_that_always_takes_the_lock() -> None:
+    """Hudi's asynchronous indexer needs the lock even as the table's only job; the pipeline then
+    leaves the indexes it lacks to it (hoodie.metadata.index.async)."""
+    indexing = {"services": {"indexing": {"mode": "scheduled", "schedule": "@hourly"}},
+                "metadataTable": {"recordIndex": True}}
+    alone = plan_table(table(**indexing), SETTINGS, [])
+    assert alone.concurrency.mode == "optimistic" and alone.concurrency.writers == ("indexing",)
+    [job] = alone.jobs
+    assert job.service == "indexing" and job.application["kind"] == "ScheduledSparkApplication"
+    assert job.job_config["service"] == "indexing" and job.application["spec"]["schedule"] == "@hourly"
+    conf = job.job_config["hoodieConf"]
+    assert control(conf) == {**OCC, **lease()}
+    assert conf[C.METADATA_INDEX_ASYNC.key] == "true" and conf[C.METADATA_RECORD_INDEX_ENABLE.key] == "true"
+    t, p = table(**indexing), pipeline()
+    writer = plan_pipeline(t, p, SETTINGS, pipelines=[p]).jobs[0].job_config["hoodieConf"]
+    assert writer[C.METADATA_INDEX_ASYNC.key] == "true" and control(writer) == {**OCC, **lease()}
+    assert C.METADATA_INDEX_ASYNC.key not in plan_pipeline(table(), p, SETTINGS).jobs[0].job_config["hoodieConf"]
+    with pytest.raises(PlanError, match="the asynchronous indexer needs the lock"):
+        plan_table(table(**indexing, concurrency={"mode": "singleWriter"}), SETTINGS, [])
+
+
 def test_suspending_a_pipeline_leaves_the_plan_as_it_was() -> None:
     """A suspended pipeline resumes under the same lock; suspending it must not re-plan the others."""
     t = table(services={"cleaning": {"mode": "scheduled", "schedule": "@hourly"}})

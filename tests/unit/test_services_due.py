@@ -129,6 +129,23 @@ def test_triggers_come_from_the_spec_and_hudi_options():
     assert sd.on_demand(eager, ["compaction", "clean"]) == ("clean",)
 
 
+def test_indexing_is_due_when_the_engine_says_the_indexer_has_work():
+    """The engine's ``indexing_due`` reads the table (tested on real tables in test_async_indexer);
+    here: only a scheduled indexing service starts on it, with the options its job gets."""
+    spec = table_spec(indexing={"mode": "scheduled", "schedule": "@hourly"})
+    wanted = sd.triggers(spec, options={"hoodie.metadata.record.index.enable": "true"})
+    assert dict(wanted.indexing_options)["hoodie.metadata.record.index.enable"] == "true"
+    assert dict(wanted.indexing_options)["hoodie.clean.max.commits"] == "3"          # the spec's options too
+    work = sd.Timeline((done(1),), indexing="record_index enabled but not built")
+    assert reasons(sd.due_services(work, wanted, T0)) == {"indexing": "indexing due: record_index enabled but not built"}
+    assert sd.due_services(sd.Timeline((done(1),)), wanted, T0) == ()              # nothing to build
+    inline = table_spec()
+    assert sd.triggers(inline).indexing_options is None and sd.due_services(work, sd.triggers(inline), T0) == ()
+    assert sd.on_demand(spec, ["indexing"]) == ("indexing",)
+    assert sd.on_demand(table_spec(indexing={"mode": "scheduled", "schedule": "@hourly", "runWhenDue": False}),
+                        ["indexing"]) == ()
+
+
 # --- one job of a kind at a time ---------------------------------------------------------------------------
 def app(name: str, service: str, state: str | None, deleting: bool = False) -> dict:
     meta = {"name": name, "labels": {SERVICE_LABEL: service}}

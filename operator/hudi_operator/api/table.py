@@ -1,6 +1,6 @@
 """The HudiTable kind: one Hudi table at a base path, how it is keyed and laid out, and the table
-services (compaction, cleaning, clustering, archival), catalog sync and savepoints that keep it
-healthy."""
+services (compaction, cleaning, clustering, archival, indexing), catalog sync and savepoints that keep
+it healthy."""
 from __future__ import annotations
 
 import re
@@ -227,6 +227,24 @@ class ClusteringSpec:
     spark: SparkSpec | None = _spark_override("clustering")
 
 
+@cel(schedule_needed("indexing"))
+@model
+class IndexingSpec:
+    """Building the metadata table's indexes (metadataTable.columnStats, bloomFilters, recordIndex)
+    on a table that already holds data."""
+    mode: str = spec_field("inline: the first write that wants an index builds it, holding the table lock "
+                           "meanwhile; scheduled: Hudi's asynchronous indexer, a separate job, builds it while "
+                           "writers keep committing (hoodie.metadata.index.async; always under optimistic "
+                           "concurrency, with the table's lock; table version 8 or later).",
+                           default="inline", enum=("inline", "scheduled"))
+    schedule: str | None = spec_field("Cron schedule of the indexing job (mode scheduled).", default=None,
+                                      pattern=CRON, max_length=128)
+    run_when_due: bool = spec_field("mode scheduled: also start the job as soon as an enabled index is neither "
+                                    "built nor being built, or an indexing is pending, not only on the schedule.",
+                                    default=True)
+    spark: SparkSpec | None = _spark_override("indexing")
+
+
 @cel(Rule(rule="self.minCommits < self.maxCommits",
           message="archival.minCommits must be below maxCommits",
           message_expression="'archival.minCommits (' + string(self.minCommits) + ') must be below maxCommits ("
@@ -256,6 +274,7 @@ class ServicesSpec:
     cleaning: CleaningSpec = spec_field("Cleaning of old file versions.", default=CleaningSpec)
     clustering: ClusteringSpec = spec_field("Clustering of small files.", default=ClusteringSpec)
     archival: ArchivalSpec = spec_field("Archival of the timeline.", default=ArchivalSpec)
+    indexing: IndexingSpec = spec_field("Building the metadata table's indexes.", default=IndexingSpec)
 
 
 # --- around the table --------------------------------------------------------------------------------
@@ -404,6 +423,11 @@ def _effective_key_generator(obj: str) -> str:
                  "log files to compact (leave compaction at its default or set it disabled)",
          field_path=".services.compaction.mode",
          check=lambda t: t.table_type == MERGE_ON_READ or t.services.compaction.mode != "scheduled"),
+    Rule(rule="self.metadataTable.enabled || self.services.indexing.mode != 'scheduled'",
+         message="services.indexing.mode scheduled builds indexes in the metadata table: set "
+                 "metadataTable.enabled to true, or leave indexing inline",
+         field_path=".services.indexing.mode",
+         check=lambda t: t.metadata_table.enabled or t.services.indexing.mode != "scheduled"),
     Rule(rule="!has(self.keyGenerator) || !(self.keyGenerator in ['SIMPLE', 'TIMESTAMP']) || "
               "(size(self.recordKey) == 1 && size(self.partitionFields) <= 1)",
          message="keyGenerator SIMPLE or TIMESTAMP takes one recordKey field and at most one partition field; "

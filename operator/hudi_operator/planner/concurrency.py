@@ -18,7 +18,7 @@ from typing import Any, Iterable
 
 from hudi_engine import config as C
 from hudi_engine.storage import Storage
-from hudi_jobs.table_service import CLEAN, CLUSTERING, COMPACTION, SAVEPOINT
+from hudi_jobs.table_service import CLEAN, CLUSTERING, COMPACTION, INDEXING, SAVEPOINT
 
 from ..api.table import MERGE_ON_READ
 from .errors import UNSAFE_CONCURRENCY, PlanError
@@ -27,7 +27,7 @@ from .settings import OperatorSettings
 SINGLE_WRITER, OPTIMISTIC = "singleWriter", "optimistic"
 KUBERNETES_LEASE, HIVE_METASTORE, ZOOKEEPER, FILE_SYSTEM = "kubernetesLease", "hiveMetastore", "zookeeper", "fileSystem"
 # Table services that write the table's timeline; catalog sync only reads it (and writes the metastore).
-WRITING_SERVICES = (COMPACTION, CLUSTERING, CLEAN, SAVEPOINT)
+WRITING_SERVICES = (COMPACTION, CLUSTERING, CLEAN, SAVEPOINT, INDEXING)
 
 PROVIDER_CLASSES = {KUBERNETES_LEASE: C.LEASE_LOCK_PROVIDER, HIVE_METASTORE: C.HMS_LOCK_PROVIDER,
                     ZOOKEEPER: C.ZK_LOCK_PROVIDER, FILE_SYSTEM: C.FS_LOCK_PROVIDER}
@@ -107,14 +107,17 @@ def decide(table, pipelines: list, services: Iterable[str], settings: OperatorSe
     found = writers(table, pipelines, services)
     given = _given_options(table, pipelines)
     given_mode = given.get(C.WRITE_CONCURRENCY_MODE.key)
-    several = len(found) > 1
+    # Hudi's asynchronous indexer always takes the lock: writers started later must see its plan.
+    several = len(found) > 1 or INDEXING in found
     if spec.mode == SINGLE_WRITER or given_mode == C.SINGLE_WRITER:
         where = ("spec.concurrency.mode" if spec.mode == SINGLE_WRITER
                  else f"spec.options.{C.WRITE_CONCURRENCY_MODE.key}")
         if several:
-            raise _refused(where, f"a single writer, but {len(found)} jobs write the table ({', '.join(found)}): "
-                                  "set spec.concurrency.mode to auto (or optimistic), or leave services inline and "
-                                  "keep one pipeline")
+            jobs = f"{len(found)} job{'s' if len(found) != 1 else ''}"
+            why = "; the asynchronous indexer needs the lock" if INDEXING in found else ""
+            raise _refused(where, f"a single writer, but {jobs} write the table ({', '.join(found)}){why}: set "
+                                  "spec.concurrency.mode to auto (or optimistic), or leave services inline and keep "
+                                  "one pipeline")
         if given_mode == C.OPTIMISTIC_CONCURRENCY_CONTROL:
             raise _refused(f"spec.options.{C.WRITE_CONCURRENCY_MODE.key}", "contradicts spec.concurrency.mode "
                                                                           "singleWriter: remove one of them")

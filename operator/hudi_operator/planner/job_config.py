@@ -84,6 +84,8 @@ def table_options(table) -> dict[str, str]:
         # the writer cleans only when the table says inline; a scheduled job or nobody otherwise
         C.CLEAN_AUTOMATIC.key: _flag(spec.services.cleaning.mode == "inline"),
     }
+    if spec.services.indexing.mode == "scheduled":
+        opts[C.METADATA_INDEX_ASYNC.key] = "true"       # writers leave indexes they lack to the indexing job
     if spec.cdc.enabled:
         opts[C.CDC_LOGGING_MODE.key] = spec.cdc.logging_mode
     if spec.ordering_field:

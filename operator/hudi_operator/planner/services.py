@@ -1,12 +1,12 @@
 """A HudiTable's table services as jobs of their own: scheduled compaction, clustering, cleaning,
-savepoints and catalog sync run the ``table-service`` job on a cron schedule."""
+indexing, savepoints and catalog sync run the ``table-service`` job on a cron schedule."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
 from hudi_engine.errors import HoodieConfigError
-from hudi_jobs.table_service import CATALOG_SYNC, CLEAN, CLUSTERING, COMPACTION, SAVEPOINT, parse_config
+from hudi_jobs.table_service import CATALOG_SYNC, CLEAN, CLUSTERING, COMPACTION, INDEXING, SAVEPOINT, parse_config
 
 from ..api.table import MERGE_ON_READ
 from .errors import PlanError
@@ -44,6 +44,10 @@ def table_services(table, settings: OperatorSettings, concurrency: dict[str, str
     if cleaning.mode == "scheduled":
         found.append(TableService(CLEAN, "clean", cleaning.schedule, cleaning.spark,
                                   service_job_config(table, CLEAN, {**options, **cleaning_options(cleaning)})))
+    indexing = spec.services.indexing
+    if indexing.mode == "scheduled":
+        found.append(TableService(INDEXING, "indexing", indexing.schedule, indexing.spark,
+                                  service_job_config(table, INDEXING, options)))
     if spec.savepoints is not None:
         found.append(TableService(SAVEPOINT, "savepoint", spec.savepoints.schedule, None,
                                   service_job_config(table, SAVEPOINT, options,

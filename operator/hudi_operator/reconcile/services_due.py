@@ -4,7 +4,8 @@ The thresholds are Hudi's (``hoodie.compact.inline.trigger.strategy`` with
 ``hoodie.compact.inline.max.delta.commits``/``.max.delta.seconds``, ``hoodie.clustering.inline.max.commits``,
 ``hoodie.clean.max.commits``) and so are the counting rules: the engine's own functions decide, so
 the operator, ``hudictl run`` and an inline writer agree on when a service is due. A pending
-compaction or clustering plan makes its execution due too. Pure: the caller reads the timeline
+compaction or clustering plan makes its execution due too; indexing is due while an index the
+table's options enable is neither built nor being built, or an indexing is pending. Pure: the caller reads the timeline
 and the running jobs; this decides, and says why in words a data engineer recognises."""
 from __future__ import annotations
 
@@ -23,12 +24,12 @@ from hudi_engine.api import (
     parse_instant_time,
 )
 from hudi_engine.config import HoodieConfig
-from hudi_jobs.table_service import CLEAN, CLUSTERING, COMPACTION
+from hudi_jobs.table_service import CLEAN, CLUSTERING, COMPACTION, INDEXING
 
 from ..planner.labels import SERVICE_LABEL
 
 MERGE_ON_READ = "MERGE_ON_READ"
-SERVICES = (COMPACTION, CLUSTERING, CLEAN)         # the services a timeline can make due
+SERVICES = (COMPACTION, CLUSTERING, CLEAN, INDEXING)     # the services a table's state can make due
 DUE, STARTED, RUNNING = "Due", "Started", "Running"
 
 
@@ -47,6 +48,7 @@ class Triggers:
     compaction: CompactionTrigger | None = None
     clustering_max_commits: int | None = None
     clean_max_commits: int | None = None
+    indexing_options: tuple[tuple[str, str], ...] | None = None   # the options the indexer builds from
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,7 @@ class Timeline:
     clusterings: frozenset[str] = frozenset()
     pending_clusterings: tuple[str, ...] = ()
     utc: bool = False
+    indexing: str | None = None          # why the indexer has work (the engine's ``indexing_due``)
 
 
 @dataclass(frozen=True)
@@ -78,8 +81,9 @@ TERMINAL_STATES = frozenset({"COMPLETED", "FAILED", "SUBMISSION_FAILED"})   # a 
 
 def on_demand(spec, scheduled: Iterable[str]) -> tuple[str, ...]:
     """The services of ``scheduled`` (those planned as a separate job) that also start when due."""
-    wants = {COMPACTION: spec.services.compaction.run_when_due, CLUSTERING: spec.services.clustering.run_when_due,
-             CLEAN: spec.services.cleaning.run_when_due}
+    services = spec.services
+    wants = {COMPACTION: services.compaction.run_when_due, CLUSTERING: services.clustering.run_when_due,
+             CLEAN: services.cleaning.run_when_due, INDEXING: services.indexing.run_when_due}
     return tuple(s for s in scheduled if wants.get(s))
 
 
@@ -95,10 +99,11 @@ def running_jobs(applications: Iterable[Mapping], service_of: Mapping[str, str])
     return running
 
 
-def triggers(spec, on_demand: Iterable[str] = SERVICES) -> Triggers:
+def triggers(spec, on_demand: Iterable[str] = SERVICES, options: Mapping[str, str] | None = None) -> Triggers:
     """A HudiTable spec's triggers for the services in ``on_demand``: compaction from its
     triggerStrategy/maxDeltaCommits/maxDeltaSeconds, clustering and cleaning from the table's
-    options (Hudi's keys, Hudi's defaults)."""
+    options (Hudi's keys, Hudi's defaults), indexing from ``options`` (every ``hoodie.*`` option its
+    job gets: which indexes are enabled)."""
     wanted = set(on_demand)
     services, cfg = spec.services, HoodieConfig(dict(spec.options))
     compaction = services.compaction
@@ -111,6 +116,8 @@ def triggers(spec, on_demand: Iterable[str] = SERVICES) -> Triggers:
                                 if CLUSTERING in wanted and services.clustering.mode != "disabled" else None),
         clean_max_commits=(cfg.get(C.CLEAN_MAX_COMMITS)
                            if CLEAN in wanted and services.cleaning.mode != "disabled" else None),
+        indexing_options=(tuple(sorted({**dict(spec.options), **(options or {})}.items()))
+                          if INDEXING in wanted and services.indexing.mode == "scheduled" else None),
     )
 
 
@@ -118,7 +125,9 @@ def due_services(timeline: Timeline, table_triggers: Triggers, now: _dt.datetime
     """The services due on ``timeline`` by ``table_triggers`` at ``now``, each with its reason."""
     found = [compaction(timeline, table_triggers.compaction, now),
              clustering(timeline, table_triggers.clustering_max_commits),
-             cleaning(timeline, table_triggers.clean_max_commits)]
+             cleaning(timeline, table_triggers.clean_max_commits),
+             Due(INDEXING, f"indexing due: {timeline.indexing}")
+             if table_triggers.indexing_options is not None and timeline.indexing else None]
     return tuple(d for d in found if d is not None)
 
 

@@ -13,6 +13,7 @@ from hudi_engine.api import (
     HoodieTable,
     completed_clusterings,
     delta_commits_since_compaction,
+    indexing_due,
     pending_clusterings,
 )
 from hudi_engine.errors import HoodieError
@@ -78,7 +79,7 @@ def observe(table: HoodieTable, trigger: CompactionTrigger | None, now: _dt.date
     last = timeline.last_completed_write()
     pending = timeline.pending()
     since = delta_commits_since_compaction(timeline.instants) if table.table_type == MERGE_ON_READ else None
-    facts = timeline_facts(table)
+    facts = timeline_facts(table, on_demand)
     return TableObservation(
         table_version=table.version,
         table_type=table.table_type,
@@ -93,10 +94,13 @@ def observe(table: HoodieTable, trigger: CompactionTrigger | None, now: _dt.date
     )
 
 
-def timeline_facts(table: HoodieTable) -> services_due.Timeline:
-    """What the due-service decision reads of a table's timeline."""
+def timeline_facts(table: HoodieTable, on_demand: Triggers = Triggers()) -> services_due.Timeline:
+    """What the due-service decision reads of a table (the metadata table's partitions too, when
+    indexing starts on demand)."""
+    options = on_demand.indexing_options
     return services_due.Timeline(tuple(table.timeline.instants), completed_clusterings(table),
-                                 tuple(i.timestamp for i, _ in pending_clusterings(table)), _utc(table))
+                                 tuple(i.timestamp for i, _ in pending_clusterings(table)), _utc(table),
+                                 indexing_due(table, dict(options)) if options is not None else None)
 
 
 def instant_datetime(instant_time: str, table: HoodieTable) -> _dt.datetime:

@@ -62,6 +62,7 @@ _EXPORTS = {
     "drop_index": "hudi_engine.services.indexes",
     "show_indexes": "hudi_engine.services.indexes",
     "build_index": "hudi_engine.services.indexer",
+    "indexing_due": "hudi_engine.services.indexer",
     "change_table_type": "hudi_engine.services.table_type",
     "table_type_named": "hudi_engine.services.table_type",
     "upgrade_table": "hudi_engine.services.table_version",
@@ -114,7 +115,7 @@ if TYPE_CHECKING:  # what type checkers (and readers) see
     from ..services.clustering_plan import clustering_due, commits_since_clustering
     from ..services.compaction import run_compactions, schedule_compaction
     from ..services.compaction_plan import NUM_COMMITS_AFTER_LAST_REQUEST, compaction_due
-    from ..services.indexer import build_index
+    from ..services.indexer import build_index, indexing_due
     from ..services.indexes import create_index, drop_index, show_indexes
     from ..services.savepoint import create_savepoint, delete_savepoint, list_savepoints, restore_to_savepoint
     from ..services.table_type import change_table_type, table_type_named

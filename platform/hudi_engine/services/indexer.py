@@ -218,3 +218,18 @@ def build_index(spark, table: HoodieTable | str, index_types: list[str] | str | 
             return scheduled
         instant = scheduled.timestamp
     return run_indexing(spark, loaded.reload(), cfg, instant)
+
+
+def indexing_due(table: HoodieTable, options: dict | None = None) -> str | None:
+    """Why the indexer has work on ``table`` now, or None: a pending indexing to finish, or indexes
+    ``options`` enable that are neither built nor being built (what an operator starts the indexing
+    job on). A table it cannot index (version 6, no metadata table yet) has none."""
+    pending = pending_indexing(table.timeline)
+    if pending:
+        return f"indexing {pending[0].timestamp} is pending"
+    if table.version < ASYNC_MIN_VERSION or FILES not in current_partitions(table):
+        return None
+    cfg = HoodieConfig({**(options or {}), **table.props})
+    todo = partitions_to_index(index_partitions(enabled_index_types(cfg)), current_partitions(table),
+                               list(indexing_partitions(table.timeline)))
+    return f"{', '.join(todo)} enabled but not built" if todo else None

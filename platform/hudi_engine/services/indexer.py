@@ -171,7 +171,7 @@ def schedule_indexing(spark, table: HoodieTable, index_types: list[str], cfg: Ho
         assert mdt is not None
         taken = taken_build_instants(mdt, locked)
         plan = []
-        for partition in sorted(todo, key=lambda p: (build_order(p), p)):
+        for partition in sorted(todo, key=lambda p: (build_order(p), p not in INDEXABLE, p)):
             build = init_instant(last.timestamp, build_order(partition), locked.version, taken)
             taken.append(build)
             plan.append(IndexPartition(partition, last.timestamp, counts[partition], build))

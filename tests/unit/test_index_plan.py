@@ -11,6 +11,7 @@ from fastavro.schema import to_parsing_canonical_form
 from hudi_engine.errors import HoodieConfigError, HoodieTimelineError
 from hudi_engine.services.indexer import check_prerequisites, index_partitions
 from hudi_engine.transaction.metadata.index_ddl import drop_plan
+from hudi_engine.transaction.metadata.writer import since_base
 from hudi_engine.timeline import avro_models as am
 from hudi_engine.storage import Storage
 from hudi_engine.timeline.index_plan import (IndexPartition, commit_record, decode_partitions, encode_plan,
@@ -139,3 +140,12 @@ def test_drop_plan_rolls_back_whole_pending_instants_and_keeps_what_others_need(
         drop_plan(["files"], built, {}, [])
     with pytest.raises(HoodieConfigError, match="secondary_index_z is not built, being built or defined"):
         drop_plan(["secondary_index_z"], built, {}, [])
+
+
+def test_writes_the_indexing_must_have_seen_logged_include_one_begun_before_the_base():
+    upto, scheduled = "20250101000000100", "20250101000000300"
+    def done(requested, completed):
+        return Instant(requested, "commit", State.COMPLETED, completed)
+    assert not since_base(done("20250101000000050", "20250101000000090"), upto, scheduled)   # in the base
+    assert since_base(done("20250101000000200", "20250101000000400"), upto, scheduled)       # after it
+    assert since_base(done("20250101000000050", "20250101000000400"), upto, scheduled)       # began before the base

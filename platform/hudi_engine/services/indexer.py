@@ -222,7 +222,7 @@ def finish_indexing(table: HoodieTable, cfg: HoodieConfig, instant: str) -> Inst
             raise HoodieConfigError(f"indexing {instant} of {locked.name} has not built {', '.join(unbuilt)} yet; "
                                     "run it again with --mode execute")
         upto = min(p.upto for p in plan)
-        missed = uncovered_instants(locked, upto)
+        missed = uncovered_instants(locked, upto, pending.timestamp)
         if missed:
             raise HoodieConfigError(
                 f"instants {', '.join(missed)} of {locked.name} completed after indexing {instant} was scheduled "

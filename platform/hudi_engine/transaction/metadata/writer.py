@@ -317,13 +317,22 @@ def build_planned(spark, table: HoodieTable, planned: IndexPartition, scheduled:
     return True
 
 
-def uncovered_instants(table: HoodieTable, upto: str) -> list[str]:
-    """Data instants completed after ``upto`` with no completed metadata delta commit: changes the
-    partitions being indexed would miss (none while every writer commits under the table lock)."""
+def uncovered_instants(table: HoodieTable, upto: str, scheduled: str) -> list[str]:
+    """Data instants completed since the indexing was ``scheduled`` (or requested after its base
+    ``upto``) with no completed metadata delta commit: changes the partitions being indexed would
+    miss (none while every writer commits under the table lock). One requested before the base
+    that completed after the schedule counts too: its changes are not in the base either."""
     mdt = open_mdt(table)
     done = {i.timestamp for i in mdt.timeline.filter(completed=True)} if mdt is not None else set()
     actions = FILE_WRITING_ACTIONS + (COMMIT, CLEAN, ROLLBACK)
-    return [i.timestamp for i in table.timeline.filter(actions, completed=True, after=upto) if i.timestamp not in done]
+    return [i.timestamp for i in table.timeline.filter(actions, completed=True)
+            if i.timestamp not in done and since_base(i, upto, scheduled)]
+
+
+def since_base(instant: Instant, upto: str, scheduled: str) -> bool:
+    """Whether a completed data instant is one the indexing's writers had to log: requested after
+    the base, or completed after the schedule (a version 8+ completion time)."""
+    return instant.timestamp > upto or (instant.completion_time or "") > scheduled
 
 
 def _check_record_index_possible(table: HoodieTable) -> None:

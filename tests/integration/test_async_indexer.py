@@ -6,7 +6,7 @@ then a secondary index, an expression index and partition stats the same way, wi
 began before the schedule and commits after it; ``dropindex`` drops two of them, and ``CREATE
 INDEX`` with ``hoodie.metadata.index.async`` goes through the indexer; an indexer killed in its
 build leaves the table readable and writable and is resumed (then partition stats are built, as
-the job's options enable them)."""
+the job's options enable them); DROP INDEX of an index being built rolls its indexing back."""
 import json
 import os
 import shutil
@@ -17,7 +17,7 @@ import tempfile
 import pytest
 
 from hudi_engine import read
-from hudi_engine.api import build_index, create_index
+from hudi_engine.api import build_index, create_index, drop_index
 from hudi_engine.config import HoodieConfig
 from hudi_engine.metadata_table.index_defs import read_definitions
 from hudi_engine.metadata_table.layout import BLOOM_FILTERS, COLUMN_STATS, MDT_DIR, PARTITION_STATS, RECORD_INDEX, \
@@ -302,3 +302,13 @@ def test_killed_indexer_leaves_the_table_usable_and_resumes(spark, tmp_path):
     assert [p.partition for p in plan_of(table.timeline, table.timeline.get(stats.split()[-1]))] == [PARTITION_STATS]
     assert_like_rebuild_and_readers(spark, path, tmp_path,
                                     partitions=(RECORD_INDEX, COLUMN_STATS, BLOOM_FILTERS, PARTITION_STATS))
+
+    # DROP INDEX of an index the indexer is building: its indexing instant is rolled back, its definition goes.
+    index_ddl.define(table, index_ddl.secondary_index(table, "idx_fare", "fare"), False)
+    build_index(spark, path, [SECONDARY], mode="schedule", options=OCC)
+    assert HoodieTable.load(path).props["hoodie.table.metadata.partitions.inflight"] == SECONDARY
+    drop_index(path, "idx_fare", options=OCC)
+    table = HoodieTable.load(path)
+    assert not pending_indexing(table.timeline) and table.props["hoodie.table.metadata.partitions.inflight"] == ""
+    assert read_definitions(table) == {} and not os.path.exists(os.path.join(path, MDT_DIR, SECONDARY))
+    assert len(rows(read(spark, path).toArrow(), COLS)) == 34

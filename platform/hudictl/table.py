@@ -20,8 +20,13 @@ drops one and ``index list`` lists the table's indexes (``SHOW INDEXES``).
 ``index build --index-types RECORD_INDEX,COLUMN_STATS`` is Hudi's asynchronous indexer
 (``HoodieIndexer``): it schedules an ``indexing`` instant and builds those metadata partitions while
 writers keep writing (with the table lock they share, given by ``--hoodie-conf``); ``--mode
-schedule``, ``execute`` (a pending one, or ``--instant``), ``scheduleAndExecute`` (default) or
-``rollback``. Run ``execute`` again to resume one that was killed (the second example)."""
+schedule``, ``execute`` (a pending one, or ``--instant``), ``scheduleAndExecute`` (default),
+``rollback`` (a pending one) or ``dropindex`` (drop the named indexes, built or being built, as
+``DROP INDEX`` does). Index types: RECORD_INDEX, COLUMN_STATS, BLOOM_FILTERS, PARTITION_STATS,
+SECONDARY_INDEX / EXPRESSION_INDEX (every defined one), or a defined index's partition
+(secondary_index_idx_city). Run ``execute`` again to resume one that was killed (the second
+example). ``index create`` with ``--hoodie-conf hoodie.metadata.index.async=true`` builds through
+the indexer too, holding the lock only to schedule and to finish."""
 from __future__ import annotations
 
 import argparse
@@ -49,6 +54,7 @@ EXAMPLE = """examples:
   hudictl table index drop --base-path ./lake/trips --name idx_city
   hudictl table index build --base-path ./lake/trips --index-types RECORD_INDEX,COLUMN_STATS --hoodie-conf hoodie.write.concurrency.mode=optimistic_concurrency_control --hoodie-conf hoodie.write.lock.provider=org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider
   hudictl table index build --base-path ./lake/trips --mode execute --hoodie-conf hoodie.write.concurrency.mode=optimistic_concurrency_control --hoodie-conf hoodie.write.lock.provider=org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider
+  hudictl table index build --base-path ./lake/trips --index-types PARTITION_STATS,secondary_index_idx_city --mode dropindex --hoodie-conf hoodie.write.concurrency.mode=optimistic_concurrency_control --hoodie-conf hoodie.write.lock.provider=org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider
 """
 VIEWS = ("describe", "timeline", "files", "pending", "metadata")
 CHANGES = ("change-type", "upgrade", "downgrade")
@@ -76,10 +82,13 @@ def add_parser(sub) -> None:
                    help="index create: an expression index's option, as SQL's OPTIONS(...): expr=<function>, "
                         "format=..., pos=..., len=..., trimString=..., fpp=... (repeatable)")
     p.add_argument("--index-types", metavar="TYPES",
-                   help="index build: comma-separated RECORD_INDEX, COLUMN_STATS, BLOOM_FILTERS")
+                   help="index build: comma-separated RECORD_INDEX, COLUMN_STATS, BLOOM_FILTERS, PARTITION_STATS, "
+                        "SECONDARY_INDEX, EXPRESSION_INDEX, or defined indexes' partitions (secondary_index_<name>, "
+                        "expr_index_<name>)")
     p.add_argument("--mode", default="scheduleAndExecute",
-                   choices=("schedule", "execute", "scheduleAndExecute", "rollback"),
-                   help="index build: schedule, execute (resumes a pending one), scheduleAndExecute (default), rollback")
+                   choices=("schedule", "execute", "scheduleAndExecute", "rollback", "dropindex"),
+                   help="index build: schedule, execute (resumes a pending one), scheduleAndExecute (default), "
+                        "rollback (a pending one), dropindex (the --index-types given)")
     p.add_argument("--instant", help="index build --mode execute|rollback: the pending indexing instant (default: oldest)")
     p.add_argument("--to", metavar="TYPE", help="change-type: COW or MOR (COPY_ON_WRITE, MERGE_ON_READ)")
     p.add_argument("--to-version", type=int, metavar="N",
@@ -254,13 +263,18 @@ def build_indexes(table, index_types: str | None, mode: str, instant: str | None
     from hudi_engine.api import build_index
 
     types = [t for t in (index_types or "").split(",") if t.strip()]
-    if mode in ("schedule", "scheduleAndExecute") and not types:
-        raise SystemExit("hudictl table index build needs --index-types (e.g. RECORD_INDEX,COLUMN_STATS)")
-    # Spark builds, and counts the keys to schedule the record index; a rollback needs none.
-    needs_spark = mode in ("execute", "scheduleAndExecute") or "RECORD_INDEX" in (t.strip().upper() for t in types)
+    if mode in ("schedule", "scheduleAndExecute", "dropindex") and not types:
+        raise SystemExit(f"hudictl table index build --mode {mode} needs --index-types (e.g. RECORD_INDEX,COLUMN_STATS)")
+    # Spark builds, and counts the keys or entries to schedule the record and secondary indexes; a
+    # rollback or a drop needs none.
+    counted = [t for t in types if t.strip().upper() in ("RECORD_INDEX", "SECONDARY_INDEX")
+               or t.strip().startswith("secondary_index_")]
+    needs_spark = mode in ("execute", "scheduleAndExecute") or (mode == "schedule" and bool(counted))
     with _local_spark_if(needs_spark, "hudictl-index-build") as spark:
         done = build_index(spark, table, types, mode, parse_conf(conf), instant)
-    if done is None:
+    if mode == "dropindex":
+        print(f"dropped {', '.join(types)} of {table.name}")
+    elif done is None:
         print(f"nothing to {'roll back' if mode == 'rollback' else 'index'} on {table.name}")
     else:
         verb = {"schedule": "scheduled", "rollback": "rolled back"}.get(mode, "completed")

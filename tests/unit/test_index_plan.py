@@ -1,6 +1,7 @@
 """The asynchronous indexer's plan and commit metadata: the schemas are Hudi's (HoodieIndexPlan,
 HoodieIndexPartitionInfo, HoodieIndexCommitMetadata as hudi-common's .avsc files define them), the
-files round-trip, a plan without what writers need is refused, and the pure choice of partitions."""
+files round-trip, a plan without what writers need is refused, and the pure choice of partitions: to
+build (index types, defined indexes, what each needs first) and to drop."""
 import io
 
 import fastavro
@@ -8,7 +9,9 @@ import pytest
 from fastavro.schema import to_parsing_canonical_form
 
 from hudi_engine.errors import HoodieConfigError, HoodieTimelineError
-from hudi_engine.services.indexer import index_partitions
+from hudi_engine.services.indexer import check_prerequisites, index_partitions
+from hudi_engine.transaction.metadata.index_ddl import drop_plan
+from hudi_engine.transaction.metadata.writer import since_base
 from hudi_engine.timeline import avro_models as am
 from hudi_engine.storage import Storage
 from hudi_engine.timeline.index_plan import (IndexPartition, commit_record, decode_partitions, encode_plan,
@@ -89,8 +92,60 @@ def test_partitions_to_index_skip_built_and_building_ones():
     assert partitions_to_index(["column_stats"], completed=["files"], building=[]) == ["column_stats"]
 
 
-def test_index_types_are_hudis_names():
-    assert index_partitions(["RECORD_INDEX", "column_stats", " BLOOM_FILTERS"]) == [
-        "record_index", "column_stats", "bloom_filters"]
-    with pytest.raises(HoodieConfigError, match="SECONDARY_INDEX. cannot be built"):
+def test_index_types_are_hudis_names_or_defined_partitions():
+    defined = ["secondary_index_idx_fare", "expr_index_idx_len", "secondary_index_idx_ts"]
+    assert index_partitions(["RECORD_INDEX", "column_stats", " BLOOM_FILTERS", "partition_stats"]) == [
+        "record_index", "column_stats", "bloom_filters", "partition_stats"]
+    assert index_partitions(["SECONDARY_INDEX"], defined) == ["secondary_index_idx_fare", "secondary_index_idx_ts"]
+    assert index_partitions(["expression_index", "secondary_index_idx_ts", "SECONDARY_INDEX"], defined) == [
+        "expr_index_idx_len", "secondary_index_idx_ts", "secondary_index_idx_fare"]
+    with pytest.raises(HoodieConfigError, match="defines none: create one first"):
         index_partitions(["SECONDARY_INDEX"])
+    with pytest.raises(HoodieConfigError, match="secondary_index_idx_city is not defined.*CREATE INDEX"):
+        index_partitions(["secondary_index_idx_city"], defined)
+    with pytest.raises(HoodieConfigError, match="'FILES' cannot be built"):
+        index_partitions(["FILES"], defined)
+
+
+def test_prerequisites_of_partition_stats_and_secondary_indexes():
+    check_prerequisites(["partition_stats"], completed=["files", "column_stats"], building=[])
+    with pytest.raises(HoodieConfigError, match="index COLUMN_STATS first"):
+        check_prerequisites(["column_stats", "partition_stats"], completed=["files"], building=[])
+    with pytest.raises(HoodieConfigError, match="index COLUMN_STATS first"):      # being built is not enough
+        check_prerequisites(["partition_stats"], completed=["files"], building=["column_stats"])
+    for where in ({"completed": ["files", "record_index"], "building": []},
+                  {"completed": ["files"], "building": ["record_index"]}):
+        check_prerequisites(["secondary_index_a"], **where)
+    check_prerequisites(["record_index", "secondary_index_a"], completed=["files"], building=[])
+    with pytest.raises(HoodieConfigError, match="secondary_index_a find rows through the record_index"):
+        check_prerequisites(["secondary_index_a", "expr_index_b"], completed=["files"], building=[])
+
+
+def test_drop_plan_rolls_back_whole_pending_instants_and_keeps_what_others_need():
+    built = ["files", "column_stats", "partition_stats", "record_index", "secondary_index_a"]
+    pending = {"20250101000000001": ["bloom_filters", "expr_index_e"]}
+    assert drop_plan(["partition_stats", "secondary_index_a"], built, pending, ["secondary_index_a"]) == (
+        [], ["partition_stats", "secondary_index_a"])
+    assert drop_plan(["expr_index_e", "bloom_filters"], built, pending, ["expr_index_e"]) == (
+        ["20250101000000001"], [])
+    assert drop_plan(["secondary_index_b"], built, {}, ["secondary_index_b"]) == ([], [])   # defined, never built
+    with pytest.raises(HoodieConfigError, match="builds bloom_filters, expr_index_e: drop them all together"):
+        drop_plan(["expr_index_e"], built, pending, ["expr_index_e"])
+    with pytest.raises(HoodieConfigError, match="secondary_index_a needs record_index"):
+        drop_plan(["record_index"], built, {}, [])
+    assert drop_plan(["record_index", "secondary_index_a"], built, {}, [])[1] == ["record_index", "secondary_index_a"]
+    with pytest.raises(HoodieConfigError, match="partition_stats needs column_stats"):
+        drop_plan(["column_stats"], built, {}, [])
+    with pytest.raises(HoodieConfigError, match="metadata table itself"):
+        drop_plan(["files"], built, {}, [])
+    with pytest.raises(HoodieConfigError, match="secondary_index_z is not built, being built or defined"):
+        drop_plan(["secondary_index_z"], built, {}, [])
+
+
+def test_writes_the_indexing_must_have_seen_logged_include_one_begun_before_the_base():
+    upto, scheduled = "20250101000000100", "20250101000000300"
+    def done(requested, completed):
+        return Instant(requested, "commit", State.COMPLETED, completed)
+    assert not since_base(done("20250101000000050", "20250101000000090"), upto, scheduled)   # in the base
+    assert since_base(done("20250101000000200", "20250101000000400"), upto, scheduled)       # after it
+    assert since_base(done("20250101000000050", "20250101000000400"), upto, scheduled)       # began before the base

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ... import config as C
 from ...config import HoodieConfig
-from ...errors import HoodieConfigError
+from ...errors import HoodieConfigError, HoodieTimelineError
 from ...expr.functions import EXPR, check
 from ...metadata_table.index_defs import (
     IDENTITY,
@@ -13,15 +13,27 @@ from ...metadata_table.index_defs import (
     add_definition,
     expression_index_definition,
     expression_index_partition,
+    is_secondary_index_partition,
     read_definitions,
     remove_definition,
     secondary_index_definition,
     secondary_index_partition,
 )
-from ...metadata_table.layout import RECORD_INDEX, mdt_storage, set_table_partitions, table_partitions
+from ...metadata_table.layout import (
+    COLUMN_STATS,
+    FILES,
+    PARTITION_STATS,
+    RECORD_INDEX,
+    mdt_storage,
+    open_mdt,
+    set_table_partitions,
+    table_partitions,
+)
 from ...metadata_table.secondary_index import check_indexable
 from ...read.plan import table_schema
 from ...table.meta_client import HoodieTable
+from ...timeline.index_plan import pending_indexing, plan_of, planned_paths
+from ...timeline.instant import Instant
 from .writer import build_expression_indexes, build_secondary_indexes
 
 
@@ -29,8 +41,7 @@ def create_index(spark, table: HoodieTable, user_name: str, column: str, cfg: Ho
                  if_not_exists: bool = False) -> HoodieTable:
     """``CREATE INDEX <user_name> ON <table> (<column>)``: define the index, build its partition and
     list it in ``hoodie.table.metadata.partitions``. Refused as Hudi refuses it."""
-    _check_creatable(table, user_name, column)
-    definition = secondary_index_definition(user_name, column, table.version)
+    definition = secondary_index(table, user_name, column)
     return _create(table, definition, if_not_exists, lambda t: build_secondary_indexes(spark, t, [definition], cfg))
 
 
@@ -38,23 +49,44 @@ def create_expression_index(spark, table: HoodieTable, user_name: str, column: s
                             index_options: dict[str, str], cfg: HoodieConfig, if_not_exists: bool = False) -> HoodieTable:
     """``CREATE INDEX <user_name> ON <table> USING column_stats|bloom_filters(<column>) OPTIONS(expr=...)``:
     define the expression index and build its ``expr_index_<user_name>`` partition."""
+    definition = expression_index(table, user_name, column, index_type, index_options)
+    return _create(table, definition, if_not_exists, lambda t: build_expression_indexes(spark, t, [definition], cfg))
+
+
+def secondary_index(table: HoodieTable, user_name: str, column: str) -> IndexDefinition:
+    """The definition ``CREATE INDEX <user_name> ON <table> (<column>)`` writes; refused as Hudi refuses it."""
+    _check_creatable(table, user_name, column)
+    return secondary_index_definition(user_name, column, table.version)
+
+
+def expression_index(table: HoodieTable, user_name: str, column: str, index_type: str,
+                     index_options: dict[str, str]) -> IndexDefinition:
+    """The definition of an expression index; refused as Hudi refuses it."""
     _check_expression_creatable(table, column, index_type, index_options)
     if not table_partitions(table):
         raise HoodieConfigError(f"an expression index lives in the metadata table, which {table.name} does not have; "
                                 f"write once with {C.METADATA_ENABLE.key}=true, then create index {user_name}")
-    definition = expression_index_definition(user_name, column, index_type, index_options, table.version)
-    return _create(table, definition, if_not_exists, lambda t: build_expression_indexes(spark, t, [definition], cfg))
+    return expression_index_definition(user_name, column, index_type, index_options, table.version)
+
+
+def define(table: HoodieTable, definition: IndexDefinition, if_not_exists: bool) -> HoodieTable | None:
+    """Write the definition to index.json (what the indexer builds from); None when the name is
+    taken and ``if_not_exists``."""
+    if _taken(table, definition.user_name):
+        if if_not_exists:
+            return None
+        raise HoodieConfigError(f"index {definition.user_name} already exists on {table.name}; drop it first "
+                                f"(DROP INDEX {definition.user_name} ON {table.name}) or pick another name")
+    return add_definition(table, definition)
 
 
 def _create(table: HoodieTable, definition: IndexDefinition, if_not_exists: bool, build) -> HoodieTable:
     """Define, build and list an index; a failed build leaves neither its partition nor its definition."""
-    partition, user_name = definition.name, definition.user_name
-    if _taken(table, user_name):
-        if if_not_exists:
-            return table
-        raise HoodieConfigError(f"index {user_name} already exists on {table.name}; drop it first "
-                                f"(DROP INDEX {user_name} ON {table.name}) or pick another name")
-    table = add_definition(table, definition)
+    partition = definition.name
+    defined = define(table, definition, if_not_exists)
+    if defined is None:
+        return table
+    table = defined
     have = table_partitions(table)
     try:
         table = build(table)
@@ -104,16 +136,91 @@ def _column_type(table: HoodieTable, column: str, kind: str):
 
 
 def drop_index(table: HoodieTable, user_name: str, if_exists: bool = False) -> HoodieTable:
-    """``DROP INDEX``: the partition leaves the listing, then its files and its definition go."""
+    """``DROP INDEX``: the partition leaves the listing, then its files and its definition go (an
+    index the indexer is building: its indexing instant is rolled back)."""
     defined, have = read_definitions(table), table_partitions(table)
-    partition = next((p for p in _partitions_named(user_name) if p in defined or p in have), None)
+    building = [p for i in pending_indexing(table.timeline) for p in planned_paths(table.timeline, i)]
+    partition = next((p for p in _partitions_named(user_name) if p in defined or p in have or p in building), None)
     if partition is None:
         if if_exists:
             return table
         raise HoodieConfigError(f"index {user_name} does not exist on {table.name}; "
                                 f"SHOW INDEXES FROM {table.name} lists its indexes")
-    table = set_table_partitions(table, [p for p in have if p != partition])
+    return drop_partitions(table, [partition])
+
+
+def drop_partitions(table: HoodieTable, partitions: list[str]) -> HoodieTable:
+    """Drop metadata partitions (Hudi's ``dropIndex``), under the caller's table lock: pending
+    indexing instants building them are rolled back (all their partitions must be among
+    ``partitions``), built ones leave ``hoodie.table.metadata.partitions`` before their files go,
+    and secondary and expression indexes lose their definition in index.json."""
+    pending = {i.timestamp: planned_paths(table.timeline, i) for i in pending_indexing(table.timeline)}
+    have = table_partitions(table)
+    for_pending, built = drop_plan(partitions, have, pending, [d for d in read_definitions(table)])
+    for instant in for_pending:
+        table = drop_pending_indexing(table, next(i for i in pending_indexing(table.timeline) if i.timestamp == instant))
+    if built:
+        table = set_table_partitions(table, [p for p in have if p not in built])
     storage = mdt_storage(table)
-    if storage.exists(partition):
-        storage.delete_dir(partition)
-    return remove_definition(table, partition) if partition in defined else table
+    for partition in partitions:       # built ones, and what a failed build left of defined ones
+        if storage.exists(partition):
+            storage.delete_dir(partition)
+    defined = read_definitions(table)
+    for partition in partitions:
+        if partition in defined:
+            table = remove_definition(table, partition)
+    return table
+
+
+def drop_plan(asked: list[str], built: list[str], pending: dict[str, list[str]],
+              defined: list[str]) -> tuple[list[str], list[str]]:
+    """What dropping ``asked`` does: the pending indexing instants to roll back and the built
+    partitions to delete. Refused: ``files`` (the metadata table itself: turn it off instead), a
+    partition that is neither built, being built nor defined, a pending instant that also builds
+    partitions not asked for, and an index others need that stays (the record index under
+    secondary indexes, column stats under partition stats)."""
+    known = set(built) | {p for ps in pending.values() for p in ps} | set(defined)
+    for partition in asked:
+        if partition == FILES:
+            raise HoodieConfigError(f"the {FILES} partition is the metadata table itself: write with "
+                                    f"{C.METADATA_ENABLE.key}=false to delete it, not drop it as an index")
+        if partition not in known:
+            raise HoodieConfigError(f"metadata partition {partition} is not built, being built or defined; the table "
+                                    f"has {', '.join(sorted(known)) or 'none'}")
+    instants = [t for t, ps in sorted(pending.items()) if set(ps) & set(asked)]
+    for t in instants:
+        others = [p for p in pending[t] if p not in asked]
+        if others:
+            raise HoodieConfigError(f"indexing {t} builds {', '.join(pending[t])}: drop them all together, or roll it "
+                                    f"back (hudictl table index build --mode rollback --instant {t})")
+    staying = (known - set(asked)) - {FILES}
+    needs = {RECORD_INDEX: [p for p in staying if is_secondary_index_partition(p)],
+             COLUMN_STATS: [p for p in staying if p == PARTITION_STATS]}
+    for partition, dependents in needs.items():
+        if partition in asked and dependents:
+            raise HoodieConfigError(f"{', '.join(sorted(dependents))} need{'s' if len(dependents) == 1 else ''} "
+                                    f"{partition}: drop {'it' if len(dependents) == 1 else 'them'} with it, or first")
+    return instants, [p for p in dict.fromkeys(asked) if p in built]
+
+
+def drop_pending_indexing(table: HoodieTable, pending: Instant) -> HoodieTable:
+    """Roll a pending indexing instant back, under the caller's table lock: its partitions' files
+    and build instants go from the metadata table, then the plan (until then its partitions stay
+    inflight, never read), and the inflight list is written again without them."""
+    try:
+        builds = [p.build_instant for p in plan_of(table.timeline, pending)]
+    except HoodieTimelineError:         # another indexer's plan: its builds are not known here
+        builds = []
+    mdt = open_mdt(table)
+    storage = mdt_storage(table)
+    for partition in planned_paths(table.timeline, pending):
+        if storage.exists(partition):
+            storage.delete_dir(partition)
+    for build in builds if mdt is not None else []:
+        found = mdt.timeline.get(build)
+        if found is not None:
+            for f in mdt.timeline.files_of(found):
+                mdt.storage.delete(mdt.timeline.path_of(f))
+    table.timeline.delete_pending_files(pending)
+    reloaded = table.reload()
+    return set_table_partitions(reloaded, table_partitions(reloaded))

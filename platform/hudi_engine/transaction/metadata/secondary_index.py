@@ -107,27 +107,44 @@ def taken_build_instants(mdt: HoodieTable, table: HoodieTable) -> list[str]:
 def build_index(spark, table: HoodieTable, definition: IndexDefinition, file_groups: Callable[[int], int]) -> None:
     """Write the index's partition from a snapshot read of the table (executors), in one metadata
     delta commit, in ``file_groups(entries)`` file groups. The caller lists the partition after."""
-    if spark is None:
-        raise HoodieConfigError(f"building secondary index {definition.user_name} needs Spark; run it from a "
-                                "Spark session (CREATE INDEX, or a Spark write)")
-    from ...read.reader import read
-
     mdt = open_mdt(table)
     assert mdt is not None
-    index = BuiltIndex(definition.name, definition.source_fields[0], definition.index_version)
     instant = index_build_instant(mdt, table)
-    log.info(f"building secondary index {definition.user_name} of {table.name} on {index.column} at {instant}")
-    rows = read(spark, table.base_path).select(RECORD_KEY, index.column)
-    entry_rows = rows.mapInArrow(_Entries(), _spark_schema(CHANGE_SCHEMA)).persist()
-    try:
-        count = file_groups(entry_rows.count())
-        stats = write_entries(spark, mdt, index, instant, entry_rows, count, base_instants=None)
-    finally:
-        entry_rows.unpersist()
+    log.info(f"building secondary index {definition.user_name} of {table.name} at {instant}")
+    stats = write_index_base(spark, table, mdt, definition, instant, file_groups)
     pending = Instant(instant, DELTA_COMMIT, State.REQUESTED)
     mdt.timeline.create_requested(pending)
     mdt.timeline.transition_to_inflight(pending)
     complete(mdt, pending.with_state(State.INFLIGHT), commit_metadata(stats, "bulk_insert", SCHEMA_JSON))
+
+
+def _entry_rows(spark, table: HoodieTable, definition: IndexDefinition):
+    """The index's entries (CHANGE_SCHEMA rows, none deleted) from a snapshot read of the table."""
+    if spark is None:
+        raise HoodieConfigError(f"building secondary index {definition.user_name} needs Spark; run it from a "
+                                "Spark session (CREATE INDEX, a Spark write, or the indexer)")
+    from ...read.reader import read
+
+    rows = read(spark, table.base_path).select(RECORD_KEY, definition.source_fields[0])
+    return rows.mapInArrow(_Entries(), _spark_schema(CHANGE_SCHEMA))
+
+
+def entry_count(spark, table: HoodieTable, definition: IndexDefinition) -> int:
+    """How many entries the index has now (what its file groups are sized by)."""
+    return _entry_rows(spark, table, definition).count()
+
+
+def write_index_base(spark, table: HoodieTable, mdt: HoodieTable, definition: IndexDefinition, instant: str,
+                     file_groups: Callable[[int], int]) -> list[dict]:
+    """The index's base files at ``instant``, from a snapshot read of the table, in
+    ``file_groups(entries)`` file groups: their write stats."""
+    index = BuiltIndex(definition.name, definition.source_fields[0], definition.index_version)
+    entry_rows = _entry_rows(spark, table, definition).persist()
+    try:
+        count = file_groups(entry_rows.count())
+        return write_entries(spark, mdt, index, instant, entry_rows, count, base_instants=None)
+    finally:
+        entry_rows.unpersist()
 
 
 def _spark_schema(schema: pa.Schema):

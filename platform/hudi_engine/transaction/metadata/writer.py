@@ -47,7 +47,13 @@ from ...metadata_table.layout import (
     set_table_partitions,
     wanted_partitions,
 )
-from ...metadata_table.index_defs import IndexDefinition, is_expression_index_partition
+from ...metadata_table.index_defs import (
+    IndexDefinition,
+    expression_indexes,
+    is_expression_index_partition,
+    is_secondary_index_partition,
+    secondary_indexes,
+)
 from ...metadata_table.reader import MetadataReader, table_view
 from ...metadata_table.records import encode, partitions_of, record_index_record
 from ...schema.avro import avro_to_arrow
@@ -77,11 +83,13 @@ from .secondary_index import (
     build_index,
     built_indexes,
     entry_changes,
+    entry_count,
     index_build_instant,
     taken_build_instants,
     kept_partitions,
     missing_indexes,
     write_changes,
+    write_index_base,
 )
 
 log = logging.getLogger(__name__)
@@ -148,8 +156,12 @@ def ensure_metadata(spark, table: HoodieTable, cfg: HoodieConfig) -> HoodieTable
     missing = [p for p in ORDER if p in buildable and p not in have and p not in building]
     if missing:
         table = _build(spark, table, have, missing, cfg)
-    table = build_secondary_indexes(spark, table, missing_indexes(table, current_partitions(table), cfg), cfg)
-    return build_expression_indexes(spark, table, missing_expression_indexes(table, current_partitions(table)), cfg)
+    if cfg.get(C.METADATA_INDEX_ASYNC):         # defined indexes without a partition: the indexer's too
+        return table
+    secondary = [d for d in missing_indexes(table, current_partitions(table), cfg) if d.name not in building]
+    table = build_secondary_indexes(spark, table, secondary, cfg)
+    expression = [d for d in missing_expression_indexes(table, current_partitions(table)) if d.name not in building]
+    return build_expression_indexes(spark, table, expression, cfg)
 
 
 def build_secondary_indexes(spark, table: HoodieTable, definitions: list, cfg: HoodieConfig) -> HoodieTable:
@@ -167,24 +179,30 @@ def build_expression_indexes(spark, table: HoodieTable, definitions: list[IndexD
     """Build each expression index's partition from every file of the latest file slices (one
     task per file), in a metadata delta commit of its own, and list it once complete."""
     for definition in definitions:
-        if spark is None:
-            raise HoodieConfigError(f"building expression index {definition.user_name} needs Spark; run it from a "
-                                    "Spark session (CREATE INDEX, or a Spark write)")
         table = set_table_partitions(table, current_partitions(table), inflight=[definition.name])
         mdt = open_mdt(table)
         assert mdt is not None
         instant = index_build_instant(mdt, table)
         log.info(f"building expression index {definition.user_name} of {table.name} at {instant}")
-        timeline = table.timeline
         files = [(f.path, f.size) for s in table_view(table).latest_file_slices()
                  for f in ([s.base_file] if s.base_file is not None else []) + s.log_files]
-        visible = Visibility(frozenset(i.timestamp for i in timeline.completed_writes()), timeline.start)
-        records = index_records(spark, table, [definition], files, visible, instant, cfg, in_process=False)
-        stats = _write_groups(mdt, definition.name, instant, cfg.get(C.METADATA_EXPRESSION_INDEX_FILE_GROUP_COUNT),
-                              records.get(definition.name, []), base_instants=None)
+        stats = _write_expression_base(spark, table, mdt, definition, files, instant,
+                                       cfg.get(C.METADATA_EXPRESSION_INDEX_FILE_GROUP_COUNT), cfg)
         _complete(mdt, Instant(instant, DELTA_COMMIT, State.REQUESTED), stats, "bulk_insert", begin=True)
         table = set_table_partitions(table, current_partitions(table) + [definition.name])
     return table
+
+
+def _write_expression_base(spark, table: HoodieTable, mdt: HoodieTable, definition: IndexDefinition,
+                           files: list[tuple[str, int]], instant: str, count: int, cfg: HoodieConfig) -> list[dict]:
+    """An expression index's base files: the records of ``files`` (one Spark task per file)."""
+    if spark is None:
+        raise HoodieConfigError(f"building expression index {definition.user_name} needs Spark; run it from a "
+                                "Spark session (CREATE INDEX, a Spark write, or the indexer)")
+    timeline = table.timeline
+    visible = Visibility(frozenset(i.timestamp for i in timeline.completed_writes()), timeline.start)
+    records = index_records(spark, table, [definition], files, visible, instant, cfg, in_process=False)
+    return _write_groups(mdt, definition.name, instant, count, records.get(definition.name, []), base_instants=None)
 
 
 def _build(spark, table: HoodieTable, have: list[str], missing: list[str], cfg: HoodieConfig) -> HoodieTable:
@@ -217,12 +235,34 @@ def _build(spark, table: HoodieTable, have: list[str], missing: list[str], cfg: 
 
 
 # --- the asynchronous indexer's builds -----------------------------------------------------------
-INDEXABLE = (COLUMN_STATS, BLOOM_FILTERS, RECORD_INDEX)      # what the asynchronous indexer builds
+INDEXABLE = (COLUMN_STATS, BLOOM_FILTERS, RECORD_INDEX, PARTITION_STATS)   # the indexer builds these, and defined
+# secondary and expression indexes
+
+
+def build_order(partition: str) -> int:
+    """A partition's place in the build order (its initialization instant's number): secondary and
+    expression indexes after the rest, as ``CREATE INDEX`` numbers them."""
+    return ORDER.index(partition) if partition in ORDER else ORDER.index(PARTITION_STATS)
+
+
+def _definition(table: HoodieTable, partition: str) -> IndexDefinition:
+    found = next((d for d in secondary_indexes(table) + expression_indexes(table) if d.name == partition), None)
+    if found is None:
+        raise HoodieConfigError(f"{table.name} has no definition of index {partition} in its index.json; "
+                                "define it with CREATE INDEX (or roll the indexing back: --mode rollback)")
+    return found
 
 
 def planned_file_groups(spark, table: HoodieTable, partition: str, cfg: HoodieConfig) -> int:
     """How many file groups an indexing instant builds ``partition`` with, fixed when it is
-    scheduled (writers route their changes by it): the record index's by the table's live keys."""
+    scheduled (writers route their changes by it): the record index's by the table's live keys, a
+    secondary index's by its entries (as its synchronous build sizes it)."""
+    if is_expression_index_partition(partition):
+        return cfg.get(C.METADATA_EXPRESSION_INDEX_FILE_GROUP_COUNT)
+    if is_secondary_index_partition(partition):
+        if spark is None:
+            raise HoodieConfigError(f"scheduling the build of {partition} needs Spark (it counts its entries)")
+        return _file_group_count(RECORD_INDEX, cfg, entry_count(spark, table, _definition(table, partition)))
     if partition != RECORD_INDEX:
         return _file_group_count(partition, cfg, 0)
     _check_record_index_possible(table)
@@ -235,10 +275,13 @@ def build_planned(spark, table: HoodieTable, planned: IndexPartition, scheduled:
     """Write the base files of a partition an indexing instant builds, at the metadata instant its
     plan names, from the table as it was when the indexing was ``scheduled``. Writers have logged
     every change since then in the partition, sorting after this base. Per-file records (column
-    ranges, blooms) come from the files of instants completed before ``scheduled`` only, since
-    records of one file merge by adding their counts; the record index reads the snapshot of now,
-    as a key's newer location in a log replaces the base's. False when an earlier run built it
-    already; a build that died half way (its metadata instant pending) is written again."""
+    ranges, blooms, expression values) come from the files of instants completed before
+    ``scheduled`` only, since records of one file merge by adding their counts; the record and
+    secondary indexes read the snapshot of now, as a key's newer location or a (value, key) pair's
+    newer state in a log replaces the base's, and so do partition stats (a write's record of a
+    partition is a tight bound over all its files, which replaces the base's). False when an
+    earlier run built it already; a build that died half way (its metadata instant pending) is
+    written again."""
     mdt = open_mdt(table)
     if mdt is None:
         raise HoodieConfigError(f"{table.name} lost its metadata table while indexing {planned.partition}; "
@@ -260,6 +303,14 @@ def build_planned(spark, table: HoodieTable, planned: IndexPartition, scheduled:
             raise HoodieConfigError("building the record index needs Spark; run the indexer from a Spark session")
         stats = _write_changes(spark, mdt, instant, snapshot_locations(spark, table.base_path), planned.file_groups,
                                base_instants=None, since=planned.upto)
+    elif is_secondary_index_partition(partition):
+        stats = write_index_base(spark, table, mdt, _definition(table, partition), instant,
+                                 lambda _: planned.file_groups)
+    elif is_expression_index_partition(partition):
+        files = [(f"{p}/{n}" if p else n, size) for p, named in _committed_files(table, scheduled).items()
+                 for n, size in named.items()]
+        stats = _write_expression_base(spark, table, mdt, _definition(table, partition), files, instant,
+                                       planned.file_groups, cfg)
     else:
         records = _initial_records(spark, table, partition, _committed_files(table, scheduled), cfg, instant)
         stats = _write_groups(mdt, partition, instant, planned.file_groups, records, base_instants=None)
@@ -267,13 +318,22 @@ def build_planned(spark, table: HoodieTable, planned: IndexPartition, scheduled:
     return True
 
 
-def uncovered_instants(table: HoodieTable, upto: str) -> list[str]:
-    """Data instants completed after ``upto`` with no completed metadata delta commit: changes the
-    partitions being indexed would miss (none while every writer commits under the table lock)."""
+def uncovered_instants(table: HoodieTable, upto: str, scheduled: str) -> list[str]:
+    """Data instants completed since the indexing was ``scheduled`` (or requested after its base
+    ``upto``) with no completed metadata delta commit: changes the partitions being indexed would
+    miss (none while every writer commits under the table lock). One requested before the base
+    that completed after the schedule counts too: its changes are not in the base either."""
     mdt = open_mdt(table)
     done = {i.timestamp for i in mdt.timeline.filter(completed=True)} if mdt is not None else set()
     actions = FILE_WRITING_ACTIONS + (COMMIT, CLEAN, ROLLBACK)
-    return [i.timestamp for i in table.timeline.filter(actions, completed=True, after=upto) if i.timestamp not in done]
+    return [i.timestamp for i in table.timeline.filter(actions, completed=True)
+            if i.timestamp not in done and since_base(i, upto, scheduled)]
+
+
+def since_base(instant: Instant, upto: str, scheduled: str) -> bool:
+    """Whether a completed data instant is one the indexing's writers had to log: requested after
+    the base, or completed after the schedule (a version 8+ completion time)."""
+    return instant.timestamp > upto or (instant.completion_time or "") > scheduled
 
 
 def _check_record_index_possible(table: HoodieTable) -> None:

@@ -72,7 +72,9 @@ def assert_in_step(spark, path, cleaned=False):
     no older file is left, and neither are their records (a clean tombstones them)."""
     table = HoodieTable.load(path)
     reader = MetadataReader(table)
-    stats = {(s.file_name, s.column_name): s for s in map(column_stats_of, reader.records(DAY).values())}
+    records = list(reader.records(DAY).values())
+    stats = {(s.file_name, s.column_name): s for s in map(column_stats_of, (r for r in records if r["type"] == 3))}
+    per_partition = {s.file_name: s for s in map(column_stats_of, (r for r in records if r["type"] == 6))}
     blooms = reader.records(DRIVER)
     files = [f.path for s in table_view(table).latest_file_slices()
              for f in ([s.base_file] if s.base_file else []) + s.log_files]
@@ -89,9 +91,17 @@ def assert_in_step(spark, path, cleaned=False):
         assert len(blooms) == len(files)
     for empty in [posixpath.basename(f) for f, p in zip(files, parts) if not p.num_rows]:   # a log of deletes only
         assert stats[(empty, "ts")].value_count == 0
+    folded: dict[str, list] = {}
     for r in expected:
         s = stats[(posixpath.basename(r.file), "ts")]
         assert (s.min_value, s.max_value, s.null_count, s.value_count) == (r.lo, r.hi, 0, r.n), r.file
+        folded.setdefault(posixpath.dirname(r.file), []).append(r)
+    # Hudi's partition-level records in the same partition: each data partition over its latest slices.
+    assert set(folded) <= {p for p, s in per_partition.items() if not s.is_deleted}
+    for partition, found in folded.items():
+        s = per_partition[partition]
+        assert (s.min_value, s.max_value, s.value_count) == (
+            min(r.lo for r in found), max(r.hi for r in found), sum(r.n for r in found)), partition
         info = bloom_filter_of(blooms[bloom_filter_key(posixpath.dirname(r.file), posixpath.basename(r.file))])
         bloom = deserialize_bloom_filter(info.serialized, info.type)
         assert all(bloom.might_contain(d) for d in r.drivers), r.file

@@ -15,9 +15,11 @@ from hudi_engine.metadata_table.expression_index import (
     file_tombstones,
     file_values,
     java_strings,
+    partition_records,
 )
 from hudi_engine.metadata_table.index_defs import expression_index_definition
-from hudi_engine.metadata_table.keys import EXPRESSION_INDEX, bloom_filter_key, column_stats_key, file_group_id
+from hudi_engine.metadata_table.keys import (EXPRESSION_INDEX, PARTITION_STATS, bloom_filter_key, column_index_id,
+                                            column_stats_key, file_group_id, partition_index_id)
 from hudi_engine.metadata_table.records import bloom_filter_of, column_stats_of
 from hudi_engine.read import expression_index as pruning
 from hudi_engine.sql.queries import expression_filters
@@ -63,6 +65,27 @@ def test_a_files_records_hold_the_expressions_range_or_bloom_filter():
     hours = expression_index_definition("h", "ts", "bloom_filters", {"expr": "from_unixtime"}, 9)
     assert file_records(hours, file_values(hours, "p1/f2_0-1-0_001.parquet", millis, 10, BLOOM), "004", 9) == []
     assert bloom_filter_of(file_tombstones(DRIVER, "p1/f1_0-1-0_001.parquet", "003", 9)[0]).is_deleted
+
+
+def test_a_partitions_record_folds_its_files_ranges_under_hudis_prefix():
+    """Hudi's partition-level records of an expression index: key ColumnIndexID("ts") +
+    PartitionIndexID("__partition_stat__") + PartitionIndexID(partition), type partition stats."""
+    day = pa.array([1_700_000_000, None], pa.int64())
+    later = pa.array([1_700_200_000], pa.int64())
+    ranges = [file_values(DAY, f"p1/{n}", a, 10, None).range for n, a in (("f1_0-1-0_001.parquet", day),
+                                                                          (".f1_001.log.1_0-1-0", later))]
+    [record] = partition_records(DAY, "p1", ranges, 9)
+    assert record["key"] == column_index_id("ts") + partition_index_id("__partition_stat__") + partition_index_id("p1")
+    assert record["type"] == PARTITION_STATS.record_type
+    s = column_stats_of(record)
+    assert (s.file_name, s.min_value, s.max_value, s.null_count, s.value_count, s.is_deleted) == (
+        "p1", "2023-11-14", "2023-11-17", 1, 3, False)
+    # A file without a record, or an unbounded range (values Arrow cannot format as Spark): a tombstone.
+    millis = file_values(DAY, "p1/f2_0-1-0_001.parquet", pa.array([1_695_159_649_087], pa.int64()), 10, None).range
+    assert column_stats_of(partition_records(DAY, "p1", ranges + [millis], 9)[0]).is_deleted
+    assert column_stats_of(partition_records(DAY, "p1", ranges + [None], 9)[0]).is_deleted
+    assert column_stats_of(partition_records(DAY, "", [], 9)[0]).is_deleted          # no files left
+    assert partition_records(DRIVER, "p1", [None], 9) == []                          # bloom filters: none
 
 
 class _Reader:

@@ -8,6 +8,11 @@ and the file's size as total size (twice it as uncompressed size, as Hudi approx
 ``bloom_filters``, a bloom filter of the non-null values' strings (Java's ``toString``), built with
 the index's ``filtertype`` / ``numentries`` / ``fpp`` / ``maxentries`` options or the writer's
 bloom settings. A deleted file's records are tombstoned as column_stats and bloom_filters do.
+
+A ``column_stats`` index also holds a record per data partition (Hudi's partition stats of the
+expression, keyed under ``__partition_stat__``): the range over the files of the partition's latest
+slices, or a tombstone when one of them has no bounded range (or the partition has no files), so
+a reader never skips a partition on a range that leaves values out.
 """
 from __future__ import annotations
 
@@ -21,11 +26,13 @@ import pyarrow.compute as pc
 from ..bloom import create_bloom_filter
 from ..expr.functions import evaluate, exact
 from .index_defs import IndexDefinition
+from .partition_stats import partition_stats_records
 from .records import bloom_filter_record, bloom_filter_tombstone, column_stats_record, column_stats_tombstone
 from .stats import ColumnRange
 
 COLUMN_STATS = "column_stats"
 BLOOM_FILTERS = "bloom_filters"
+PARTITION_STAT_PREFIX = "__partition_stat__"      # Hudi's HOODIE_EXPRESSION_INDEX_PARTITION_STAT_PREFIX
 
 
 @dataclass(frozen=True)
@@ -118,3 +125,19 @@ def file_tombstones(definition: IndexDefinition, path: str, instant: str, table_
     if definition.index_type == BLOOM_FILTERS:
         return [bloom_filter_tombstone(partition, name, instant)]
     return [column_stats_tombstone(partition, name, definition.source_fields[0], table_version)]
+
+
+def _bounded(r: ColumnRange | None) -> bool:
+    return r is not None and (r.min_value is not None or r.value_count <= r.null_count)
+
+
+def partition_records(definition: IndexDefinition, partition: str, ranges: list[ColumnRange | None],
+                      table_version: int) -> list[dict]:
+    """A ``column_stats`` index's record of one data partition from the ranges of the files of its
+    latest slices (None: a file without a record, never skipped); bloom_filters indexes have none."""
+    if definition.index_type != COLUMN_STATS:
+        return []
+    column = definition.source_fields[0]
+    found = [r for r in ranges if r is not None] if all(_bounded(r) for r in ranges) else []
+    return partition_stats_records(partition, [column], found, table_version=table_version,
+                                   key_prefix=PARTITION_STAT_PREFIX)

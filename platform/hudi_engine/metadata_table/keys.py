@@ -97,9 +97,12 @@ def bloom_filter_key(relative_partition_path: str, file_name: str) -> str:
     return partition_index_id(partition_identifier(relative_partition_path)) + file_index_id(_base_name(file_name))
 
 
-def partition_stats_key(relative_partition_path: str, column: str) -> str:
-    """``getPartitionStatsIndexKey``: ColumnIndexID + PartitionIndexID."""
-    return column_index_id(column) + partition_index_id(partition_identifier(relative_partition_path))
+def partition_stats_key(relative_partition_path: str, column: str, prefix: str | None = None) -> str:
+    """``getPartitionStatsIndexKey``: ColumnIndexID + PartitionIndexID; with ``prefix`` (an
+    expression index's partition-level records) ColumnIndexID + PartitionIndexID of the prefix +
+    PartitionIndexID."""
+    scope = partition_index_id(partition_identifier(prefix)) if prefix is not None else ""
+    return column_index_id(column) + scope + partition_index_id(partition_identifier(relative_partition_path))
 
 
 def _base_name(file_name: str) -> str:

@@ -44,7 +44,7 @@ def fold(ranges: Iterable[ColumnRange]) -> ColumnRange:
 
 
 def partition_stats_records(partition: str, columns: Iterable[str], ranges: Iterable[ColumnRange], *,
-                            table_version: int = LATEST_TABLE_VERSION) -> list[dict]:
+                            table_version: int = LATEST_TABLE_VERSION, key_prefix: str | None = None) -> list[dict]:
     """The tight records of one partition from the ranges of its files. A column no file has a
     range for (a dropped partition has no files; a base file whose footer states no range for the
     column cannot be bounded, and the caller leaves the column's ranges out) gets a tombstone, so a
@@ -55,11 +55,12 @@ def partition_stats_records(partition: str, columns: Iterable[str], ranges: Iter
     records = []
     for column in columns:
         if column not in by_column:
-            records.append(partition_stats_tombstone(partition, column, table_version))
+            records.append(partition_stats_tombstone(partition, column, table_version, key_prefix))
             continue
         r = fold(by_column[column])
         records.append(partition_stats_record(
             partition, column, arrow_type=r.arrow_type, min_value=r.min_value, max_value=r.max_value,
             null_count=r.null_count, value_count=r.value_count, total_size=r.total_size,
-            total_uncompressed_size=r.total_uncompressed_size, is_tight_bound=True, table_version=table_version))
+            total_uncompressed_size=r.total_uncompressed_size, is_tight_bound=True, table_version=table_version,
+            key_prefix=key_prefix))
     return records

@@ -308,22 +308,25 @@ def record_location_of(record: dict, tz=None) -> RecordLocation:
 def partition_stats_record(partition: str, column: str, *, arrow_type: pa.DataType, min_value=None,
                            max_value=None, null_count: int = 0, value_count: int = 0, total_size: int = 0,
                            total_uncompressed_size: int = 0, is_deleted: bool = False,
-                           is_tight_bound: bool = False, table_version: int = LATEST_TABLE_VERSION) -> dict:
+                           is_tight_bound: bool = False, table_version: int = LATEST_TABLE_VERSION,
+                           key_prefix: str | None = None) -> dict:
     """``createPartitionStatsRecords``: one column's range over a whole data partition (``fileName``
-    holds the partition path)."""
+    holds the partition path; ``key_prefix``: an expression index's, which keeps them beside its
+    file records)."""
     record = column_stats_record(partition, partition or ".", column, arrow_type=arrow_type, min_value=min_value,
                                  max_value=max_value, null_count=null_count, value_count=value_count,
                                  total_size=total_size, total_uncompressed_size=total_uncompressed_size,
                                  is_deleted=is_deleted, is_tight_bound=is_tight_bound, table_version=table_version)
     record["ColumnStatsMetadata"]["fileName"] = partition
-    return {**record, "key": k.partition_stats_key(partition, column), "type": k.PARTITION_STATS.record_type}
+    return {**record, "key": k.partition_stats_key(partition, column, key_prefix), "type": k.PARTITION_STATS.record_type}
 
 
-def partition_stats_tombstone(partition: str, column: str, table_version: int = LATEST_TABLE_VERSION) -> dict:
+def partition_stats_tombstone(partition: str, column: str, table_version: int = LATEST_TABLE_VERSION,
+                              key_prefix: str | None = None) -> dict:
     """A column of a dropped (or no longer boundable) partition: Hudi's stub range, deleted and tight."""
     record = column_stats_tombstone(partition, partition or ".", column, table_version)
     record["ColumnStatsMetadata"].update(fileName=partition, isTightBound=True)
-    return {**record, "key": k.partition_stats_key(partition, column), "type": k.PARTITION_STATS.record_type}
+    return {**record, "key": k.partition_stats_key(partition, column, key_prefix), "type": k.PARTITION_STATS.record_type}
 
 
 def secondary_index_record(secondary_key: str | None, record_key: str, is_deleted: bool = False) -> dict:

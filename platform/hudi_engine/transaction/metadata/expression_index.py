@@ -7,7 +7,10 @@ sees only the per-file ranges or bloom filters. ``CREATE INDEX`` builds the part
 of the latest file slices; each write, compaction and clustering then adds the records of the files
 it wrote, and each clean tombstones the files it deleted, as column_stats does. Records of files
 replaced by an action stay until the files are cleaned (a reader only asks about the files of the
-slices it reads).
+slices it reads). A column_stats index's partition-level records are written at the build for every
+data partition, and again for each partition an action touches, over its latest slices (the
+values just computed for the files it wrote, the stored records for the others); cleans change no
+latest slice and write none, as for partition stats.
 """
 from __future__ import annotations
 
@@ -20,16 +23,22 @@ import pyarrow as pa
 
 from ... import config as C
 from ...config import HoodieConfig
+from ...expr.functions import result_type
 from ...file_group.base_file import parquet_file
+from ...file_group.fs_view import FileSlice
 from ...file_group.log_file import BlockType, data_block_records, read_log_file
 from ...file_group.log_scanner import Visibility, valid_blocks
 from ...file_group.naming import parse_base_file_name, parse_log_file_name
-from ...metadata_table.expression_index import BloomSettings, FileValues, file_records, file_tombstones, file_values
+from ...metadata_table.expression_index import (BloomSettings, FileValues, file_records, file_tombstones, file_values,
+                                                 partition_records)
 from ...metadata_table.index_defs import IndexDefinition, expression_indexes, is_expression_index_partition
+from ...metadata_table.reader import MetadataReader, table_view
+from ...metadata_table.stats import ColumnRange
 from ...read.plan import table_schema
 from ...spark_files import received_indexes, task_indexes
 from ...storage import Storage
 from ...table.meta_client import HoodieTable
+from .commit_view import CommitView
 
 _DATA_BLOCKS = (BlockType.AVRO_DATA_BLOCK, BlockType.PARQUET_DATA_BLOCK)
 _SCHEMA = pa.schema([("index", pa.int64()), ("values", pa.binary())])
@@ -93,13 +102,15 @@ class FileExpressions:
         return out
 
 
-def index_records(spark, table: HoodieTable, indexes: list[IndexDefinition], files: list[tuple[str, int]],
-                  visible: Visibility, instant: str, cfg: HoodieConfig, in_process: bool) -> dict[str, list[dict]]:
-    """index partition → the records of ``files`` (data files, with their sizes): by one Spark task
-    per file, or here, a file per thread."""
+FoundValues = list[tuple[IndexDefinition, dict[str, FileValues]]]     # per index: data file path → values
+
+
+def file_expressions(spark, table: HoodieTable, indexes: list[IndexDefinition], files: list[tuple[str, int]],
+                     visible: Visibility, cfg: HoodieConfig, in_process: bool) -> FoundValues:
+    """Each index's values of its expression in each data file of ``files``."""
     files = [f for f in files if _is_data_file(f[0])]
     if not indexes or not files:
-        return {}
+        return []
     schema = table_schema(table)
     defaults = bloom_settings(cfg)
     task = FileExpressions(table.storage, tuple(files), tuple(indexes),
@@ -114,12 +125,85 @@ def index_records(spark, table: HoodieTable, indexes: list[IndexDefinition], fil
         rows = task_indexes(spark, len(files)).mapInArrow(task, "index long, values binary").collect()
         by_index = {r["index"]: pickle.loads(r["values"]) for r in rows}
         found = [by_index[i] for i in range(len(files))]
-    out: dict[str, list[dict]] = {d.name: [] for d in indexes}
-    for per_file in found:
-        for definition, bloom, values in zip(indexes, task.blooms, per_file):
-            out[definition.name] += file_records(definition, values, instant, table.version,
-                                                 bloom.filter_type if bloom is not None else "DYNAMIC_V0")
+    return [(d, {path: per_file[n] for (path, _), per_file in zip(files, found)}) for n, d in enumerate(indexes)]
+
+
+def records_of(table: HoodieTable, found: FoundValues, instant: str, cfg: HoodieConfig) -> dict[str, list[dict]]:
+    """index partition → the file records of what :func:`file_expressions` found."""
+    defaults = bloom_settings(cfg)
+    out: dict[str, list[dict]] = {}
+    for definition, values in found:
+        filter_type = (BloomSettings.of(definition.options, defaults).filter_type
+                       if definition.index_type == "bloom_filters" else "DYNAMIC_V0")
+        out[definition.name] = [r for v in values.values()
+                                for r in file_records(definition, v, instant, table.version, filter_type)]
     return out
+
+
+def build_records(spark, table: HoodieTable, definition: IndexDefinition, files: list[tuple[str, int]],
+                  visible: Visibility, instant: str, cfg: HoodieConfig) -> list[dict]:
+    """A build's records: each of ``files``' (one Spark task per file), and each data partition's
+    over the latest slices."""
+    found = file_expressions(spark, table, [definition], files, visible, cfg, in_process=False)
+    slices = table_view(table).latest_file_slices()
+    computed = found[0][1] if found else {}
+    return (records_of(table, found, instant, cfg).get(definition.name, [])
+            + partition_level_records(table, definition, slices, {s.partition for s in slices}, computed, {}))
+
+
+def commit_records(spark, table: HoodieTable, indexes: list[IndexDefinition], meta: dict, visible: Visibility,
+                   instant: str, cfg: HoodieConfig, in_process: bool, reader: MetadataReader,
+                   view: CommitView) -> dict[str, list[dict]]:
+    """A write, compaction or clustering: the records of the files it wrote, and those of the data
+    partitions it touched over their slices once it completes."""
+    found = file_expressions(spark, table, indexes, written_files(meta), visible, cfg, in_process)
+    out = records_of(table, found, instant, cfg)
+    computed = {d.name: values for d, values in found}
+    touched = set(view.touched)
+    for definition in indexes:
+        if definition.index_type == "column_stats" and touched:
+            stored = stored_ranges(reader, table, definition, touched)
+            out.setdefault(definition.name, []).extend(partition_level_records(
+                table, definition, view.after_slices(), touched, computed.get(definition.name, {}), stored))
+    return out
+
+
+def partition_level_records(table: HoodieTable, definition: IndexDefinition, slices: list[FileSlice],
+                            partitions: set[str], computed: dict[str, FileValues],
+                            stored: dict[str, ColumnRange | None]) -> list[dict]:
+    """The records of ``partitions`` (data partitions an action touched, or every one at a build)
+    over the files of their latest ``slices``: the values just ``computed`` for some files, the
+    index's ``stored`` ranges for the others."""
+    by_partition: dict[str, list[FileSlice]] = {}
+    for s in slices:
+        by_partition.setdefault(s.partition, []).append(s)
+    out = []
+    for partition in sorted(partitions):
+        ranges = [computed[path].range if path in computed else stored.get(path)
+                  for s in by_partition.get(partition, []) for path in _slice_paths(s) if _is_data_file(path)]
+        out += partition_records(definition, partition, ranges, table.version)
+    return out
+
+
+def stored_ranges(reader: MetadataReader, table: HoodieTable, definition: IndexDefinition,
+                  partitions: set[str]) -> dict[str, ColumnRange | None]:
+    """data file path → its range in a column_stats expression index, for files of ``partitions``."""
+    if definition.index_type != "column_stats" or not partitions:
+        return {}
+    column = definition.source_fields[0]
+    typ = result_type(definition.function, table_schema(table).field(column).type)
+    out: dict[str, ColumnRange | None] = {}
+    for partition, stats in reader.file_column_stats([column], partitions, definition.name).items():
+        for s in stats:
+            path = posixpath.join(partition, s.file_name) if partition else s.file_name
+            out[path] = ColumnRange(column, typ, s.min_value, s.max_value, s.null_count or 0, s.value_count or 0,
+                                    s.total_size or 0, s.total_uncompressed_size or 0)
+    return out
+
+
+def _slice_paths(file_slice: FileSlice) -> list[str]:
+    base = [file_slice.base_file.path] if file_slice.base_file is not None else []
+    return base + [f.path for f in file_slice.log_files]
 
 
 def _is_data_file(path: str) -> bool:

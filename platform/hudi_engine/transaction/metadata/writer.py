@@ -70,13 +70,13 @@ from .changes import Changes, clean_changes, commit_changes, rollback_changes
 from .commit_view import EMPTY_VIEW, commit_view
 from .compaction import compact_if_due
 from .expression_index import (
+    build_records,
     built_expression_indexes,
     clean_tombstones,
-    index_records,
     kept_expression_partitions,
     missing_expression_indexes,
 )
-from .expression_index import written_files as expression_written_files
+from .expression_index import commit_records as expression_commit_records
 from .group_writes import ENCODED, PartitionFiles, write_file_groups
 from .record_index import key_changes, local_key_changes, snapshot_locations, written_files
 from .secondary_index import (
@@ -201,8 +201,8 @@ def _write_expression_base(spark, table: HoodieTable, mdt: HoodieTable, definiti
                                 "Spark session (CREATE INDEX, a Spark write, or the indexer)")
     timeline = table.timeline
     visible = Visibility(frozenset(i.timestamp for i in timeline.completed_writes()), timeline.start)
-    records = index_records(spark, table, [definition], files, visible, instant, cfg, in_process=False)
-    return _write_groups(mdt, definition.name, instant, count, records.get(definition.name, []), base_instants=None)
+    records = build_records(spark, table, definition, files, visible, instant, cfg)
+    return _write_groups(mdt, definition.name, instant, count, records, base_instants=None)
 
 
 def _build(spark, table: HoodieTable, have: list[str], missing: list[str], cfg: HoodieConfig) -> HoodieTable:
@@ -555,19 +555,20 @@ def sync_commit(table: HoodieTable, instant: str, meta: dict, spark=None, option
     changes = commit_changes(sync.partitions, table.storage, instant, meta, columns,
                              None if keys_in_process else spark)
     # The table's slices before and after this action: one listing, for every index that needs them.
-    needs_view = PARTITION_STATS in sync.partitions or (RECORD_INDEX in sync.partitions and not meta.get("compacted"))
-    view = commit_view(table, instant, meta, changes.written_files()) if needs_view else EMPTY_VIEW
-    if PARTITION_STATS in sync.partitions:
-        reader = MetadataReader(table, sync.mdt, sync.partitions)
-        changes.records[PARTITION_STATS] += partition_stats.commit_records(table, meta, changes, columns, reader, view)
     expression = built_expression_indexes(table, sync.partitions)
+    needs_view = (PARTITION_STATS in sync.partitions or (RECORD_INDEX in sync.partitions and not meta.get("compacted"))
+                  or any(d.index_type == "column_stats" for d in expression))
+    view = commit_view(table, instant, meta, changes.written_files()) if needs_view else EMPTY_VIEW
+    reader = MetadataReader(table, sync.mdt, sync.partitions)
+    if PARTITION_STATS in sync.partitions:
+        changes.records[PARTITION_STATS] += partition_stats.commit_records(table, meta, changes, columns, reader, view)
     if expression:
         cfg = HoodieConfig({**table.props, **(options or {})})
         # A log file's record covers every block that counts once this instant completes.
         timeline = table.timeline
         visible = Visibility(frozenset([i.timestamp for i in timeline.completed_writes()] + [instant]), timeline.start)
-        found = index_records(spark, table, expression, expression_written_files(meta), visible, instant, cfg,
-                              spark is None or keys_in_process)
+        found = expression_commit_records(spark, table, expression, meta, visible, instant, cfg,
+                                          spark is None or keys_in_process, reader, view)
         for partition, records in found.items():
             changes.records[partition] += records
     rli = secondary = None

@@ -170,14 +170,12 @@ class KeyGenerator:
         paths = (rendered[0] if len(rendered) == 1
                  else pc.binary_join_element_wise(*rendered, PARTITION_PATH_SEPARATOR))
         # A ".." segment would put files outside the table (Hudi 1.x rejects it too; 0.14 did not).
-        traversal = pc.fill_null(pc.match_substring_regex(paths, r"(^|/)\.\.(/|$)"), False)
+        traversal = pc.fill_null(pc.match_substring_regex(paths, TRAVERSAL_RE), False)
         if _any(traversal):
             row = _first_true(traversal)
             raise HoodieValidationError(
-                f"Partition path {paths[row].as_py()!r} of row {row} contains a '..' segment, which "
-                f"would write outside the table; record: {_describe_row(batch, row, self._fields())}. "
-                "Clean the partition column or enable "
-                f"{C.URL_ENCODE_PARTITIONING.key}=true")
+                f"Partition path {paths[row].as_py()!r} of row {row} {TRAVERSAL_WHAT}; record: "
+                f"{_describe_row(batch, row, self._fields())}. {TRAVERSAL_ADVICE}")
         return paths
 
     def validate(self, batch: Batch) -> None:
@@ -219,14 +217,25 @@ class KeyGenerator:
     def _raise_bad_key(self, batch: Batch, bad: pa.Array) -> None:
         row = _first_true(bad)
         count = pc.sum(pc.cast(bad, pa.int64())).as_py()
-        fields = ", ".join(self.record_key_fields)
-        what = (f"Record key field {fields!r} is null or empty" if len(self.record_key_fields) == 1
-                else f"All record key fields ({fields}) are null or empty")
+        what, advice = bad_key_text(self.record_key_fields)
         raise HoodieValidationError(
             f"{what} in row {row} ({count} of {batch.num_rows} rows affected); first bad record: "
-            f"{_describe_row(batch, row, self._fields())}. Every Hudi record needs a non-empty key: "
-            f"fill {fields} or drop these rows before writing, or choose other key fields "
-            f"({C.RECORDKEY_FIELDS.alternatives[0]}).")
+            f"{_describe_row(batch, row, self._fields())}. {advice}")
+
+
+# A ".." segment of a partition path, and what its refusal says (here and in ``spark_columns``).
+TRAVERSAL_RE = r"(^|/)\.\.(/|$)"
+TRAVERSAL_WHAT = "contains a '..' segment, which would write outside the table"
+TRAVERSAL_ADVICE = f"Clean the partition column or enable {C.URL_ENCODE_PARTITIONING.key}=true"
+
+
+def bad_key_text(record_key_fields: Sequence[str]) -> tuple[str, str]:
+    """What a refused null/empty record key is, and what to do about it."""
+    fields = ", ".join(record_key_fields)
+    what = (f"Record key field {fields!r} is null or empty" if len(record_key_fields) == 1
+            else f"All record key fields ({fields}) are null or empty")
+    return what, (f"Every Hudi record needs a non-empty key: fill {fields} or drop these rows before "
+                  f"writing, or choose other key fields ({C.RECORDKEY_FIELDS.alternatives[0]}).")
 
 
 def partition_field_names(spec: Iterable[str]) -> tuple[str, ...]:

@@ -32,6 +32,10 @@ KEY_HASH = "_hoodie_key_hash"
 BULK_BUFFER_BYTES = 64 * 1024 * 1024
 
 
+NULL_ORDERING_ADVICE = ("every record needs a value to decide which version wins "
+                        "(fill it, or drop hoodie.table.ordering.fields)")
+
+
 @dataclass(frozen=True)
 class Prepare:
     """Adds record key and partition path; refuses records Hudi could not store. An input may mark
@@ -54,9 +58,7 @@ class Prepare:
                 if pc.any(nulls).as_py():
                     row = int(np.argmax(nulls.to_numpy(zero_copy_only=False)))
                     raise HoodieValidationError(
-                        f"ordering field '{field}' is null in record {_describe(batch, row)}; "
-                        "every record needs a value to decide which version wins "
-                        "(fill it, or drop hoodie.table.ordering.fields)")
+                        f"ordering field '{field}' is null in record {_describe(batch, row)}; {NULL_ORDERING_ADVICE}")
             keys = self.keygen.record_keys(batch)
             paths = self.keygen.partition_paths(batch)
             out = batch.append_column(RECORD_KEY, keys).append_column(PARTITION_PATH, paths)

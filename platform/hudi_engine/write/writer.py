@@ -408,7 +408,10 @@ class WriteJob:
             self.table.storage.delete(data_path)
 
 
-_WORKER_ERROR = re.compile(r"(?:hudi_engine\.errors\.)?(HoodieValidationError|HoodieConfigError): (.*)")
+# Raised in a Python worker, or by Spark's raise_error in a JVM expression (``keygen.spark_columns``),
+# which appends the error's SQL state.
+_WORKER_ERROR = re.compile(r"(?:hudi_engine\.errors\.)?(HoodieValidationError|HoodieConfigError): (.*?)"
+                           r"(?: SQLSTATE: \w+)?$", re.M)
 
 
 def _user_error(exc: BaseException) -> BaseException:

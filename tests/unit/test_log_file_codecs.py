@@ -105,6 +105,18 @@ def test_avro_data_block_takes_columns_by_name_and_fills_missing_nullable_ones()
     assert got["_hoodie_record_key"].null_count == 2
 
 
+def test_avro_and_parquet_blocks_decode_only_the_columns_asked_for():
+    """Every field alone, and a mix around nested ones: the values of a full decode, the others
+    stepped over (names the block lacks stay absent)."""
+    t = table(40)
+    blocks = [avro_data_block(t, json.dumps(SCHEMA), "001"), parquet_data_block(t, json.dumps(SCHEMA), "001")]
+    mixes = [[name] for name in t.column_names] + [["points", "_hoodie_record_key"], ["id", "kind", "missing"], []]
+    for block in blocks:
+        for columns in mixes:
+            want = t.select([n for n in t.column_names if n in columns])
+            assert data_block_records(block, columns).equals(want), (block.block_type, columns)
+
+
 def test_nulls_in_a_non_nullable_field_are_refused():
     bad = table(4).set_column(2, "id", pa.array([1, None, 3, 4], pa.int64()))
     with pytest.raises(ValueError, match="'id'"):

@@ -7,6 +7,7 @@ per record int32 length | datum.
 from __future__ import annotations
 
 import struct
+from typing import Collection
 
 import numpy as np
 import pyarrow as pa
@@ -33,8 +34,9 @@ def avro_data_block(table: pa.Table, avro_schema_json: str, instant: str) -> Log
                     content=content)
 
 
-def avro_block_records(block: LogBlock) -> pa.Table:
-    """The block's records, typed by the header schema (see ``schema.avro.avro_to_arrow``)."""
+def avro_block_records(block: LogBlock, columns: Collection[str] | None = None) -> pa.Table:
+    """The block's records, typed by the header schema (see ``schema.avro.avro_to_arrow``); with
+    ``columns``, only those of its fields (the others are stepped over)."""
     content = block.content
     version, count = _HEAD.unpack_from(content)
     if not 1 <= version <= BLOCK_CONTENT_VERSION:
@@ -47,4 +49,4 @@ def avro_block_records(block: LogBlock) -> pa.Table:
         pos += lengths[i]
     if pos > len(content):
         raise ValueError("Avro data block records run past its content")
-    return decode_records(content, starts, lengths, block.schema)
+    return decode_records(content, starts, lengths, block.schema, columns)

@@ -10,7 +10,7 @@ so they cost one step per item of the longest collection. Columns come out typed
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from typing import Any, Collection, Mapping
 
 import numpy as np
 import pyarrow as pa
@@ -20,17 +20,28 @@ from .avro_schema import nullable_branch, parse_schema, resolve
 
 
 def decode_records(data: bytes, starts: np.ndarray, lengths: np.ndarray,
-                   schema: Mapping[str, Any] | str) -> pa.Table:
-    """The datums at ``data[starts[i]:starts[i] + lengths[i]]``, records of ``schema``."""
+                   schema: Mapping[str, Any] | str, columns: Collection[str] | None = None) -> pa.Table:
+    """The datums at ``data[starts[i]:starts[i] + lengths[i]]``, records of ``schema``. With
+    ``columns``, only those top-level fields are built (in the schema's order); the others are
+    stepped over, which costs a varint read per record for a string and nothing for a number."""
     schema = json.loads(schema) if isinstance(schema, str) else schema
     target = avro_to_arrow(schema)
     parsed, named = parse_schema(schema)
     starts = np.asarray(starts, np.int64)
     reader = _Reader(data, named)
-    rows, ends = reader.decode(parsed, pa.struct(list(target)), starts)
-    if np.any(ends > starts + np.asarray(lengths, np.int64)):
+    wanted = None if columns is None else set(columns)
+    out, pos = [], starts
+    for f, field in zip(parsed["fields"], target):
+        if wanted is None or field.name in wanted:
+            values, pos = reader.decode(f["type"], field.type, pos)
+            out.append((field, values))
+        else:
+            pos = reader.skip(f["type"], pos)
+    if np.any(pos > starts + np.asarray(lengths, np.int64)):
         raise ValueError("Avro datums run past their records: the data does not match the schema")
-    return pa.Table.from_arrays([rows.field(i) for i in range(len(target))], schema=target)
+    if not out:    # no field asked for: the records still count
+        return pa.table({"_": pa.nulls(len(starts))}).drop_columns(["_"])
+    return pa.Table.from_arrays([v for _, v in out], schema=pa.schema([f for f, _ in out]))
 
 
 class _Reader:
@@ -50,6 +61,65 @@ class _Reader:
         if pos.size and pos.max() > self.end:
             raise ValueError("Avro datums run past the block")
         return _DECODERS[kind](self, t, target, pos)
+
+    def skip(self, t: Any, pos: np.ndarray) -> np.ndarray:
+        """The cursors after values of Avro type ``t`` at ``pos``, building nothing for scalars."""
+        t = resolve(t, self.named)
+        if isinstance(t, list):
+            branch, null = nullable_branch(t, "")
+            tag, pos = self.long(pos)
+            present = tag == branch
+            if not (present | (tag == (-1 if null is None else null))).all():
+                raise ValueError("Avro union branch out of range")
+            if present.all():
+                return self.skip(t[branch], pos)
+            pos = pos.copy()
+            pos[present] = self.skip(t[branch], pos[present])
+            return pos
+        kind = t if isinstance(t, str) else t["type"]
+        if pos.size and pos.max() > self.end:
+            raise ValueError("Avro datums run past the block")
+        if kind == "null":
+            return pos
+        if kind == "boolean":
+            return pos + 1
+        if kind in ("int", "long", "enum"):
+            return self.long(pos)[1]
+        if kind in ("float", "double"):
+            return pos + (4 if kind == "float" else 8)
+        if kind in ("bytes", "string"):
+            lengths, pos = self.long(pos)
+            if np.any(lengths < 0):
+                raise ValueError("Avro bytes run past the block")
+            return pos + lengths
+        if kind == "fixed":
+            return pos + t["size"]
+        if kind in ("record", "error"):
+            for f in t["fields"]:
+                pos = self.skip(f["type"], pos)
+            return pos
+        if kind == "array":
+            return self._skip_blocks(pos, [t["items"]])
+        if kind == "map":
+            return self._skip_blocks(pos, ["string", t["values"]])
+        raise ValueError(f"unknown Avro type {kind!r}")
+
+    def _skip_blocks(self, pos: np.ndarray, parts: list) -> np.ndarray:
+        """Arrays and maps stepped over item by item, as :meth:`_blocks` reads them."""
+        pos = pos.copy()
+        remaining, pos = self._block_count(pos)
+        active = np.flatnonzero(remaining)
+        while active.size:
+            at = pos[active]
+            for t in parts:
+                at = self.skip(t, at)
+            pos[active] = at
+            remaining[active] -= 1
+            done = active[remaining[active] == 0]
+            if done.size:
+                remaining[done], pos[done] = self._block_count(pos[done])
+            active = np.flatnonzero(remaining)
+        return pos
 
     def long(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Avro varints at the cursors; most are one byte, so later bytes only touch the rest."""

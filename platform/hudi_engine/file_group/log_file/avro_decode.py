@@ -10,6 +10,7 @@ so they cost one step per item of the longest collection. Columns come out typed
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from typing import Any, Collection, Mapping
 
 import numpy as np
@@ -24,9 +25,7 @@ def decode_records(data: bytes, starts: np.ndarray, lengths: np.ndarray,
     """The datums at ``data[starts[i]:starts[i] + lengths[i]]``, records of ``schema``. With
     ``columns``, only those top-level fields are built (in the schema's order); the others are
     stepped over, which costs a varint read per record for a string and nothing for a number."""
-    schema = json.loads(schema) if isinstance(schema, str) else schema
-    target = avro_to_arrow(schema)
-    parsed, named = parse_schema(schema)
+    target, parsed, named = _schema(schema) if isinstance(schema, str) else _parts(schema)
     starts = np.asarray(starts, np.int64)
     reader = _Reader(data, named)
     wanted = None if columns is None else set(columns)
@@ -42,6 +41,17 @@ def decode_records(data: bytes, starts: np.ndarray, lengths: np.ndarray,
     if not out:    # no field asked for: the records still count
         return pa.table({"_": pa.nulls(len(starts))}).drop_columns(["_"])
     return pa.Table.from_arrays([v for _, v in out], schema=pa.schema([f for f, _ in out]))
+
+
+@lru_cache(maxsize=64)
+def _schema(text: str) -> tuple[pa.Schema, Any, dict]:
+    """A writer schema's Arrow form and parse, once per schema text (every block carries its own)."""
+    return _parts(json.loads(text))
+
+
+def _parts(schema: Mapping[str, Any]) -> tuple[pa.Schema, Any, dict]:
+    parsed, named = parse_schema(schema)
+    return avro_to_arrow(schema), parsed, named
 
 
 class _Reader:

@@ -135,26 +135,27 @@ def test_arrow_input_tables_merge_the_same(spark, table_path):
 
 def test_replaced_rows_are_found_by_row_number_when_filters_skip_row_groups(spark, table_path):
     """Spark leaves the base rows a log replaces out of its scan by their number in the base file:
-    with a base file of several row groups and filters that let Spark skip some of them, the
-    numbers still point at the right rows (an update, a late update that loses, a delete)."""
-    batch_rows = spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")
-    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "8")
-    try:   # through Spark's tasks, which write a row group per Arrow batch
-        write(frame(spark, [(f"k{i:02d}", i, f"v{i}", "p") for i in range(40)]).repartition(1), table_path,
-              {**KEYS, "hoodie.datasource.write.operation": "bulk_insert", "hoodie.write.in.process.max.records": "0"})
-    finally:
-        spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", batch_rows)
+    with a base file of several row groups (as a large one has) and filters that let Spark skip
+    some, the numbers still point at the right rows (updates in two groups, a late update that
+    loses, a delete)."""
+    write(frame(spark, [(f"k{i:02d}", i, f"v{i}", "p") for i in range(40)]), table_path,
+          {**KEYS, "hoodie.datasource.write.operation": "bulk_insert"})
     table = HoodieTable.load(table_path)
     [base] = [s.base_file for s in table.fs_view().latest_file_slices()]
-    assert pq.ParquetFile(table.storage.full(base.path), filesystem=table.storage.fs).num_row_groups > 1
-    write(frame(spark, [("k05", 100, "new5", "p"), ("k25", 100, "new25", "p"), ("k35", 1, "older", "p")]),
+    # The same rows and footer (bloom filter, key range) in row groups of 10 rows.
+    stored = pq.ParquetFile(table.storage.full(base.path), filesystem=table.storage.fs)
+    rows, footer = stored.read(), stored.metadata.metadata
+    pq.write_table(rows.replace_schema_metadata(footer), table.storage.full(base.path), row_group_size=10,
+                   filesystem=table.storage.fs)
+    write(frame(spark, [("k05", 100, "new5", "p"), ("k20", 100, "new20", "p"), ("k35", 1, "older", "p")]),
           table_path, {**KEYS, "hoodie.datasource.write.operation": "upsert"})
     write(frame(spark, [("k30", 30, None, "p")]), table_path, {**KEYS, "hoodie.datasource.write.operation": "delete"})
-    assert merges_in_spark(spark, HoodieTable.load(table_path), plan_read(HoodieTable.load(table_path), {}))
-    for filters in (None, [("ts", ">=", 24)], [("ts", "<", 8)], [("id", "=", "k25")]):
+    table = HoodieTable.load(table_path)
+    assert merges_in_spark(spark, table, plan_read(table, {}))
+    assert pq.ParquetFile(table.storage.full(base.path), filesystem=table.storage.fs).num_row_groups == 4
+    for filters in (None, [("ts", ">=", 20)], [("ts", "<", 8)], [("id", "=", "k20")]):
         assert ours(spark, table_path, filters=filters) == in_arrow(table_path, filters=filters), filters
     by_id = {r[0]: r for r in ours(spark, table_path)}
-    assert by_id["k05"][2] == "new5" and by_id["k25"][1:3] == (100, "new25")
+    assert by_id["k05"][1:3] == (100, "new5") and by_id["k20"][1:3] == (100, "new20")
     assert by_id["k35"][1:3] == (35, "v35") and "k30" not in by_id and len(by_id) == 39
-    assert ours(spark, table_path, filters=[("ts", ">=", 24)]) == sorted(
-        r for r in by_id.values() if r[1] >= 24)
+    assert ours(spark, table_path, filters=[("ts", ">=", 20)]) == sorted(r for r in by_id.values() if r[1] >= 20)

@@ -76,11 +76,7 @@ class _Reader:
         """The cursors after values of Avro type ``t`` at ``pos``, building nothing for scalars."""
         t = resolve(t, self.named)
         if isinstance(t, list):
-            branch, null = nullable_branch(t, "")
-            tag, pos = self.long(pos)
-            present = tag == branch
-            if not (present | (tag == (-1 if null is None else null))).all():
-                raise ValueError("Avro union branch out of range")
+            branch, present, pos = self._branch(t, pos)
             if present.all():
                 return self.skip(t[branch], pos)
             pos = pos.copy()
@@ -149,12 +145,17 @@ class _Reader:
                 raise ValueError("malformed Avro varint")
         return (z >> np.uint64(1)).astype(np.int64) ^ -(z & np.uint64(1)).astype(np.int64), pos + nbytes
 
-    def _union(self, branches: list, target, pos):
+    def _branch(self, branches: list, pos: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
+        """A nullable union's value branch, which records hold it (not null), the cursors after the tag."""
         branch, null = nullable_branch(branches, "")
         tag, pos = self.long(pos)
         present = tag == branch
         if not (present | (tag == (-1 if null is None else null))).all():
             raise ValueError("Avro union branch out of range")
+        return branch, present, pos
+
+    def _union(self, branches: list, target, pos):
+        branch, present, pos = self._branch(branches, pos)
         if present.all():
             return self.decode(branches[branch], target, pos)
         found, found_pos = self.decode(branches[branch], target, pos[present])

@@ -31,8 +31,8 @@ import time
 import urllib.request
 from collections import defaultdict
 
-from benchmarks.mor import MOR_OPTIONS, totals, upsert_frame
-from benchmarks.run import _log, source_frame
+from benchmarks.mor import MOR_OPTIONS, all_columns, totals, upsert_frame
+from benchmarks.run import TreeSampler, _log, source_frame
 
 UI_PORT = 4093
 LEVELS = (1, 5, 20)
@@ -50,7 +50,7 @@ BUCKETS = [
 
 
 def _ui_stages(spark) -> list[dict]:
-    url = f"http://127.0.0.1:{UI_PORT}/api/v1/applications/{spark.sparkContext.applicationId}/stages"
+    url = f"{spark.sparkContext.uiWebUrl}/api/v1/applications/{spark.sparkContext.applicationId}/stages"
     with urllib.request.urlopen(url) as response:
         return json.loads(response.read())
 
@@ -98,6 +98,25 @@ def profile_level(spark, path: str, level: int, top: int) -> None:
     prof.disable()
     _log(f"  driver read() (plan + DataFrame): {time.perf_counter() - w0:.3f} s wall, {_cpu() - c0:.3f} s CPU")
     pstats.Stats(prof).sort_stats("cumulative").print_stats(top)
+    # CPU of the whole process tree (JVM, Python driver, Python workers) per query, least of 4 runs
+    paths = [HoodieTable.load(path).storage.uri(s.base_file.path) for s in plan_read(HoodieTable.load(path)).slices
+             if s.base_file]
+    for what, query in (("snapshot", lambda: totals(read(spark, path))),
+                        ("snapshot, all columns", lambda: all_columns(read(spark, path))),
+                        ("parquet read of the base files", lambda: totals(spark.read.parquet(*paths))),
+                        ("parquet read of the base files, all columns", lambda: all_columns(spark.read.parquet(*paths)))):
+        runs = []
+        for _ in range(4):
+            sampler = TreeSampler()
+            sampler.start()
+            w0 = time.perf_counter()
+            query()
+            wall = time.perf_counter() - w0
+            sampler.finish()
+            runs.append((sum(sampler.cpu_seconds().values()), wall, sampler.cpu_seconds()))
+        cpu, wall, kinds = min(runs, key=lambda r: r[0])
+        _log(f"  CPU of {what}: {cpu:.2f} s ({', '.join(f'{k} {v:.2f}' for k, v in sorted(kinds.items()))}), "
+             f"wall {wall:.2f} s (least-CPU run of 4)")
     # 2. Spark stages of the query
     before = {s["stageId"] for s in _ui_stages(spark)}
     w0 = time.perf_counter()

@@ -36,8 +36,8 @@ from benchmarks.run import TreeSampler, _log, source_frame
 
 UI_PORT = 4093
 LEVELS = (1, 5, 20)
-# Entry points (file fragment, function) -> bucket; the first to match on a call's stack wins, so
-# list inner functions before the ones that call them.
+# Entry points (file fragment, function) -> bucket, by cumulative time: "replaced rows, all of it"
+# holds the others that it calls; the rest do not nest.
 BUCKETS = [
     (("avro_decode.py", "decode_records"), "Avro decoding"),
     (("log_file/reader.py", "read_log_file"), "reading log files (I/O, block framing)"),

@@ -26,7 +26,8 @@ Every phase is checked after its clock stops: row count and ``sum(ts)`` of every
 of every upsert by their ``status``, the commits' actions and write stats (a merge-on-read upsert
 is a deltacommit of log files only, one per file group), the log files per file group in the file
 system view, and the compacted slices. While a phase runs, ``run.TreeSampler`` samples RSS and CPU
-of the process tree, and the engine's ``[hudi]`` progress lines are timed to split each write.
+of the process tree, and the engine's progress messages (its ``hudi_engine`` logger) are timed
+to split each write.
 
 Results go to stdout and to the ``mor`` section of ``benchmarks/RESULTS.md`` (rewritten; the rest
 of the file is left alone); temp tables are deleted.
@@ -34,6 +35,7 @@ of the file is left alone); temp tables are deleted.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import os
 import shutil
 import sys
@@ -161,33 +163,34 @@ def check_log_files(path: str, want: int, groups: int) -> None:
     check(counts == [want], f"log files per file group {counts}, expected {want} in every one")
 
 
-class ProgressMarks:
-    """Times (from entry) of the engine's ``[hudi]`` lines on stderr; everything passes through."""
+class ProgressMarks(logging.Handler):
+    """Times (from entry) of the engine's progress messages: a handler on its ``hudi_engine``
+    logger, at INFO while inside (what reaches the terminal, if anything, is left as it was)."""
 
     def __init__(self):
+        super().__init__(logging.INFO)
         self.lines: list[tuple[float, str]] = []
 
     def __enter__(self):
-        self._stderr, sys.stderr = sys.stderr, self
+        from hudi_engine.logs import ENGINE_LOGGER
+
+        self.logger = logging.getLogger(ENGINE_LOGGER)
+        self._level = self.logger.level
+        if self.logger.getEffectiveLevel() > logging.INFO:
+            self.logger.setLevel(logging.INFO)
+        self.logger.addHandler(self)
         self.t0 = time.perf_counter()
         return self
 
     def __exit__(self, *exc):
-        sys.stderr = self._stderr
+        self.logger.removeHandler(self)
+        self.logger.setLevel(self._level)
 
-    def write(self, text: str) -> int:
-        now = time.perf_counter() - self.t0
-        self.lines += [(now, line) for line in text.splitlines() if line.startswith("[hudi]")]
-        return self._stderr.write(text)
-
-    def flush(self) -> None:
-        self._stderr.flush()
-
-    def __getattr__(self, name):
-        return getattr(self._stderr, name)
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append((time.perf_counter() - self.t0, record.getMessage()))
 
     def at(self, *words: str) -> float | None:
-        """When the first line holding all ``words`` came."""
+        """When the first message holding all ``words`` came."""
         return next((t for t, line in self.lines if all(w in line for w in words)), None)
 
 
@@ -569,7 +572,7 @@ def write_results(path: Path, command: str, started: dt.datetime, info: dict, pa
             "all N. *vs*: wall time over the named phase's (best runs). *MiB written*: data files "
             "(Hudi: the commit's `fileSizeInBytes`; a MOR upsert's are its log files).", "",
             "## Where a write's time goes", "",
-            "The best run split at the engine's `[hudi]` progress lines (seconds): an upsert's *tag "
+            "The best run split at the engine's progress messages (its `hudi_engine` logger; seconds): an upsert's *tag "
             "and plan* is everything up to its \"merging and writing\" line (keys made, the SIMPLE "
             "index join against the base files, counts per file group), *merge/append and commit* "
             "the Spark job that rewrites (COW) or logs (MOR) each file group, then the commit.", "",

@@ -3,6 +3,7 @@ Python) against the same slices merged in Arrow (``read_arrow``) and by hudi-rs:
 commit-time merging, a late update that loses to the base row, deletes, inserts into logs, a
 column the base files lack, column selection, filters and incremental windows."""
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from hudi_engine import read, write
@@ -130,3 +131,31 @@ def test_arrow_input_tables_merge_the_same(spark, table_path):
           str(table_path), options)
     assert ours(spark, table_path) == in_arrow(table_path) == [
         ("a", 2, "x2", "p"), ("b", 1, "y", "p"), ("c", 2, "z", "p")]
+
+
+def test_replaced_rows_are_found_by_row_number_when_filters_skip_row_groups(spark, table_path):
+    """Spark leaves the base rows a log replaces out of its scan by their number in the base file:
+    with a base file of several row groups (as a large one has) and filters that let Spark skip
+    some, the numbers still point at the right rows (updates in two groups, a late update that
+    loses, a delete)."""
+    write(frame(spark, [(f"k{i:02d}", i, f"v{i}", "p") for i in range(40)]), table_path,
+          {**KEYS, "hoodie.datasource.write.operation": "bulk_insert"})
+    table = HoodieTable.load(table_path)
+    [base] = [s.base_file for s in table.fs_view().latest_file_slices()]
+    # The same rows and footer (bloom filter, key range) in row groups of 10 rows.
+    stored = pq.ParquetFile(table.storage.full(base.path), filesystem=table.storage.fs)
+    rows, footer = stored.read(), stored.metadata.metadata
+    pq.write_table(rows.replace_schema_metadata(footer), table.storage.full(base.path), row_group_size=10,
+                   filesystem=table.storage.fs)
+    write(frame(spark, [("k05", 100, "new5", "p"), ("k20", 100, "new20", "p"), ("k35", 1, "older", "p")]),
+          table_path, {**KEYS, "hoodie.datasource.write.operation": "upsert"})
+    write(frame(spark, [("k30", 30, None, "p")]), table_path, {**KEYS, "hoodie.datasource.write.operation": "delete"})
+    table = HoodieTable.load(table_path)
+    assert merges_in_spark(spark, table, plan_read(table, {}))
+    assert pq.ParquetFile(table.storage.full(base.path), filesystem=table.storage.fs).num_row_groups == 4
+    for filters in (None, [("ts", ">=", 20)], [("ts", "<", 8)], [("id", "=", "k20")]):
+        assert ours(spark, table_path, filters=filters) == in_arrow(table_path, filters=filters), filters
+    by_id = {r[0]: r for r in ours(spark, table_path)}
+    assert by_id["k05"][1:3] == (100, "new5") and by_id["k20"][1:3] == (100, "new20")
+    assert by_id["k35"][1:3] == (35, "v35") and "k30" not in by_id and len(by_id) == 39
+    assert ours(spark, table_path, filters=[("ts", ">=", 20)]) == sorted(r for r in by_id.values() if r[1] >= 20)

@@ -11,7 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from hudi_engine.file_group.log_file import (BlockType, CommandType, HeaderKey, LogBlock, avro_data_block,
+from hudi_engine.file_group.log_file import (BlockType, CommandType, HeaderKey, LogBlock, avro_blocks_records,
+                                             avro_data_block,
                                              command_block_target, data_block_records, delete_block,
                                              delete_block_keys, encode_block, iter_log_blocks,
                                              parquet_data_block, rollback_command_block)
@@ -103,6 +104,29 @@ def test_avro_data_block_takes_columns_by_name_and_fills_missing_nullable_ones()
     got = data_block_records(avro_data_block(given, to_json(schema), "002"))
     assert got["id"].to_pylist() == [1, 2] and got["name"].to_pylist() == ["a", None]
     assert got["_hoodie_record_key"].null_count == 2
+
+
+def test_avro_and_parquet_blocks_decode_only_the_columns_asked_for():
+    """Every field alone, and a mix around nested ones: the values of a full decode, the others
+    stepped over (names the block lacks stay absent)."""
+    t = table(40)
+    blocks = [avro_data_block(t, json.dumps(SCHEMA), "001"), parquet_data_block(t, json.dumps(SCHEMA), "001")]
+    mixes = [[name] for name in t.column_names] + [["points", "_hoodie_record_key"], ["id", "kind", "missing"], []]
+    for block in blocks:
+        for columns in mixes:
+            want = t.select([n for n in t.column_names if n in columns])
+            assert data_block_records(block, columns).equals(want), (block.block_type, columns)
+
+
+def test_avro_blocks_of_one_schema_decode_together_in_block_order():
+    t = table(40)
+    blocks = [avro_data_block(t.slice(0, 25), json.dumps(SCHEMA), "001"), avro_data_block(t.slice(25, 0), json.dumps(SCHEMA), "002"),
+              avro_data_block(t.slice(25), json.dumps(SCHEMA), "003")]
+    assert avro_blocks_records(blocks).equals(t)
+    assert avro_blocks_records(blocks, ["points", "id"]).equals(t.select(["id", "points"]))
+    other = add_meta_fields(arrow_to_avro(pa.schema([("id", pa.int64())]), "t"))
+    with pytest.raises(ValueError, match="share their writer schema"):
+        avro_blocks_records([blocks[0], avro_data_block(pa.table({"id": [1]}), to_json(other), "004")])
 
 
 def test_nulls_in_a_non_nullable_field_are_refused():

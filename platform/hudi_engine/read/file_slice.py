@@ -3,17 +3,19 @@ the ``hudi`` data source's tasks and compaction. One task holds one file group's
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from itertools import groupby
 from typing import NamedTuple
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..file_group.base_file import parquet_file, read_base_file
 from ..file_group.fs_view import FileSlice
-from ..file_group.log_file import BlockType, data_block_records, delete_block_keys
+from ..file_group.log_file import BlockType, LogBlock, avro_blocks_records, data_block_records, delete_block_keys
 from ..file_group.log_scanner import Visibility, read_valid_blocks
 from ..keygen import KeyGenerator
-from ..merge.record_merger import OP_COLUMN, MergeSpec, merge
+from ..merge.record_merger import IS_DELETED, OP_COLUMN, MergeSpec, merge
 from ..schema.arrow import conform
 from ..schema.meta_fields import COMMIT_TIME, RECORD_KEY
 from ..storage import Storage
@@ -77,11 +79,45 @@ def logged_rows(storage: Storage, file_slice: FileSlice, schema: pa.Schema, how:
         return schema.empty_table()
     spec, base = how.spec, None
     if file_slice.base_file is not None and spec.ordered:
-        columns = pa.schema([pa.field(RECORD_KEY, pa.string())] +
-                            [log.schema.field(name) for name in spec.ordering_fields])
-        base = _base_columns(storage, file_slice.base_file.path, columns)
+        base = _base_columns(storage, file_slice.base_file.path, _merge_columns(log, spec))
     written = merge(base, log, replace(spec, dedup=False)).written
     return conform(written.drop_columns([OP_COLUMN]), schema)
+
+
+def replaced_positions(storage: Storage, file_slice: FileSlice, schema: pa.Schema, how: SliceMerge) -> np.ndarray:
+    """The row numbers in the slice's base file of the rows its log replaces or deletes: what a
+    snapshot leaves out of the base file, by the rule of ``merge`` (its stored rows not kept).
+    Only what merging compares is read: the record key, the ordering fields and delete markers
+    of the log, the key and ordering fields of the base file."""
+    if file_slice.base_file is None:
+        return np.empty(0, np.int64)
+    log = combine_log_records(log_parts(storage, file_slice, _merge_schema(schema, how), how), how.spec)
+    if log is None or log.num_rows == 0:
+        return np.empty(0, np.int64)
+    base = _base_columns(storage, file_slice.base_file.path, _merge_columns(log, how.spec))
+    base = base.append_column(_POSITION, pa.array(np.arange(base.num_rows, dtype=np.int64)))
+    kept = merge(base, log, replace(how.spec, dedup=False)).kept[_POSITION].to_numpy()
+    left = np.ones(base.num_rows, dtype=bool)
+    left[kept] = False
+    return np.flatnonzero(left)
+
+
+_POSITION = "_hoodie_merge_position"
+
+
+def _merge_schema(schema: pa.Schema, how: SliceMerge) -> pa.Schema:
+    """Of the query's columns, those merging compares: record key, ordering fields, delete marker
+    (all of them where the keys are made from the data)."""
+    if how.keygen is not None:
+        return _work_schema(schema, how)
+    wanted = {RECORD_KEY, IS_DELETED, *how.spec.ordering_fields}
+    return _work_schema(pa.schema([f for f in schema if f.name in wanted]), how)
+
+
+def _merge_columns(log: pa.Table, spec: MergeSpec) -> pa.Schema:
+    """The base file's columns an event-time merge compares with ``log``: key and ordering fields."""
+    ordering = [log.schema.field(name) for name in spec.ordering_fields] if spec.ordered else []
+    return pa.schema([pa.field(RECORD_KEY, pa.string())] + ordering)
 
 
 def _base_columns(storage: Storage, rel: str, columns: pa.Schema) -> pa.Table:
@@ -92,14 +128,23 @@ def _base_columns(storage: Storage, rel: str, columns: pa.Schema) -> pa.Table:
 
 
 def log_parts(storage: Storage, file_slice: FileSlice, work: pa.Schema, how: SliceMerge) -> list[LogPart]:
-    """The records of the slice's valid log blocks, in log order, in the ``work`` schema."""
+    """The records of the slice's valid log blocks, in log order, in the ``work`` schema. Avro
+    blocks in a row with one writer schema are decoded together, as one part."""
     parts = []
-    for block in read_valid_blocks(storage, file_slice.log_files, how.visibility):
-        if block.block_type == BlockType.DELETE_BLOCK:
-            parts.append(LogPart(DELETES, _deleted_keys(delete_block_keys(block), work, how.spec)))
-        elif block.block_type in (BlockType.AVRO_DATA_BLOCK, BlockType.PARQUET_DATA_BLOCK):
-            parts.append(LogPart(DATA, _with_keys(conform(data_block_records(block), work), how)))
+    for (kind, _), run in groupby(read_valid_blocks(storage, file_slice.log_files, how.visibility), key=_decoded_with):
+        blocks = list(run)
+        if kind == BlockType.DELETE_BLOCK:
+            parts += [LogPart(DELETES, _deleted_keys(delete_block_keys(b), work, how.spec)) for b in blocks]
+        elif kind == BlockType.AVRO_DATA_BLOCK:
+            parts.append(LogPart(DATA, _with_keys(conform(avro_blocks_records(blocks, work.names), work), how)))
+        elif kind == BlockType.PARQUET_DATA_BLOCK:
+            parts += [LogPart(DATA, _with_keys(conform(data_block_records(b, work.names), work), how)) for b in blocks]
     return parts
+
+
+def _decoded_with(block: LogBlock) -> tuple:
+    """Blocks decoded as one have equal values: Avro data blocks of one writer schema."""
+    return (block.block_type, block.schema if block.block_type == BlockType.AVRO_DATA_BLOCK else id(block))
 
 
 def _work_schema(schema: pa.Schema, how: SliceMerge | None) -> pa.Schema:

@@ -23,7 +23,7 @@ from ..storage import Storage
 from ..table.meta_client import HoodieTable
 from .cdc import read_cdc
 from .file_slice import read_file_slice
-from .merged_scan import BASE_FILE, merged_frame, merges_in_spark
+from .merged_scan import BASE_FILE, ROW_INDEX, merged_frame, merges_in_spark
 from .plan import ReadPlan, is_cdc_query, plan_read, table_schema
 
 
@@ -78,9 +78,10 @@ def scan(spark: SparkSession, table: HoodieTable, plan: ReadPlan) -> DataFrame:
 def _base_frame(spark: SparkSession, table: HoodieTable, plan: ReadPlan, paths: list[str],
                 with_file: bool = False) -> DataFrame | None:
     """The rows of these base files in the plan's columns (None for no files); ``with_file`` adds
-    each row's file name as :data:`.merged_scan.BASE_FILE`."""
+    each row's file name and row number as :data:`.merged_scan.BASE_FILE` and :data:`.merged_scan.ROW_INDEX`."""
     schema = from_arrow_schema(plan.schema)
-    extra = [F.col("_metadata.file_name").alias(BASE_FILE)] if with_file else []
+    extra = ([F.col("_metadata.file_name").alias(BASE_FILE), F.col("_metadata.row_index").alias(ROW_INDEX)]
+             if with_file else [])
     df = None
     for read_schema, casts, group in _scan_groups(table, plan, paths):
         part = parquet_frame(spark, table.storage, group, read_schema)

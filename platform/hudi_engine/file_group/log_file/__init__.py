@@ -1,6 +1,6 @@
 """Hudi log files, byte for byte: block framing, the block kinds' contents, reading (torn writes
 included) and writing with rollover. Laid out like hudi-rs's ``file_group/log_file``."""
-from .avro_block import avro_block_records, avro_data_block
+from .avro_block import avro_block_records, avro_blocks_records, avro_data_block
 from .block import LogBlock, encode_block
 from .command_block import command_block_target, rollback_command_block
 from .content import data_block_records
@@ -15,7 +15,7 @@ from .writer import LogWriter, WrittenLogFile, next_log_version
 __all__ = [
     "BLOCK_CONTENT_VERSION", "LOG_FORMAT_VERSION", "MAGIC", "UNKNOWN_WRITE_TOKEN", "BlockType",
     "CommandType", "HFileBlockRecords", "HeaderKey", "LogBlock", "LogWriter", "WrittenLogFile",
-    "avro_block_records", "avro_data_block", "command_block_target", "data_block_records",
+    "avro_block_records", "avro_blocks_records", "avro_data_block", "command_block_target", "data_block_records",
     "delete_block", "delete_block_keys", "encode_block", "hfile_block_reader", "hfile_block_records",
     "hfile_data_block", "iter_log_blocks", "log_file_name", "next_log_version",
     "parquet_block_records", "parquet_data_block", "read_log_file", "rollback_command_block",

@@ -10,7 +10,8 @@ so they cost one step per item of the longest collection. Columns come out typed
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from functools import lru_cache
+from typing import Any, Collection, Mapping
 
 import numpy as np
 import pyarrow as pa
@@ -20,17 +21,37 @@ from .avro_schema import nullable_branch, parse_schema, resolve
 
 
 def decode_records(data: bytes, starts: np.ndarray, lengths: np.ndarray,
-                   schema: Mapping[str, Any] | str) -> pa.Table:
-    """The datums at ``data[starts[i]:starts[i] + lengths[i]]``, records of ``schema``."""
-    schema = json.loads(schema) if isinstance(schema, str) else schema
-    target = avro_to_arrow(schema)
-    parsed, named = parse_schema(schema)
+                   schema: Mapping[str, Any] | str, columns: Collection[str] | None = None) -> pa.Table:
+    """The datums at ``data[starts[i]:starts[i] + lengths[i]]``, records of ``schema``. With
+    ``columns``, only those top-level fields are built (in the schema's order); the others are
+    stepped over, which costs a varint read per record for a string and nothing for a number."""
+    target, parsed, named = _schema(schema) if isinstance(schema, str) else _parts(schema)
     starts = np.asarray(starts, np.int64)
     reader = _Reader(data, named)
-    rows, ends = reader.decode(parsed, pa.struct(list(target)), starts)
-    if np.any(ends > starts + np.asarray(lengths, np.int64)):
+    wanted = None if columns is None else set(columns)
+    out, pos = [], starts
+    for f, field in zip(parsed["fields"], target):
+        if wanted is None or field.name in wanted:
+            values, pos = reader.decode(f["type"], field.type, pos)
+            out.append((field, values))
+        else:
+            pos = reader.skip(f["type"], pos)
+    if np.any(pos > starts + np.asarray(lengths, np.int64)):
         raise ValueError("Avro datums run past their records: the data does not match the schema")
-    return pa.Table.from_arrays([rows.field(i) for i in range(len(target))], schema=target)
+    if not out:    # no field asked for: the records still count
+        return pa.table({"_": pa.nulls(len(starts))}).drop_columns(["_"])
+    return pa.Table.from_arrays([v for _, v in out], schema=pa.schema([f for f, _ in out]))
+
+
+@lru_cache(maxsize=64)
+def _schema(text: str) -> tuple[pa.Schema, Any, dict]:
+    """A writer schema's Arrow form and parse, once per schema text (every block carries its own)."""
+    return _parts(json.loads(text))
+
+
+def _parts(schema: Mapping[str, Any]) -> tuple[pa.Schema, Any, dict]:
+    parsed, named = parse_schema(schema)
+    return avro_to_arrow(schema), parsed, named
 
 
 class _Reader:
@@ -51,6 +72,61 @@ class _Reader:
             raise ValueError("Avro datums run past the block")
         return _DECODERS[kind](self, t, target, pos)
 
+    def skip(self, t: Any, pos: np.ndarray) -> np.ndarray:
+        """The cursors after values of Avro type ``t`` at ``pos``, building nothing for scalars."""
+        t = resolve(t, self.named)
+        if isinstance(t, list):
+            branch, present, pos = self._branch(t, pos)
+            if present.all():
+                return self.skip(t[branch], pos)
+            pos = pos.copy()
+            pos[present] = self.skip(t[branch], pos[present])
+            return pos
+        kind = t if isinstance(t, str) else t["type"]
+        if pos.size and pos.max() > self.end:
+            raise ValueError("Avro datums run past the block")
+        if kind == "null":
+            return pos
+        if kind == "boolean":
+            return pos + 1
+        if kind in ("int", "long", "enum"):
+            return self.long(pos)[1]
+        if kind in ("float", "double"):
+            return pos + (4 if kind == "float" else 8)
+        if kind in ("bytes", "string"):
+            lengths, pos = self.long(pos)
+            if np.any(lengths < 0):
+                raise ValueError("Avro bytes run past the block")
+            return pos + lengths
+        if kind == "fixed":
+            return pos + t["size"]
+        if kind in ("record", "error"):
+            for f in t["fields"]:
+                pos = self.skip(f["type"], pos)
+            return pos
+        if kind == "array":
+            return self._skip_blocks(pos, [t["items"]])
+        if kind == "map":
+            return self._skip_blocks(pos, ["string", t["values"]])
+        raise ValueError(f"unknown Avro type {kind!r}")
+
+    def _skip_blocks(self, pos: np.ndarray, parts: list) -> np.ndarray:
+        """Arrays and maps stepped over item by item, as :meth:`_blocks` reads them."""
+        pos = pos.copy()
+        remaining, pos = self._block_count(pos)
+        active = np.flatnonzero(remaining)
+        while active.size:
+            at = pos[active]
+            for t in parts:
+                at = self.skip(t, at)
+            pos[active] = at
+            remaining[active] -= 1
+            done = active[remaining[active] == 0]
+            if done.size:
+                remaining[done], pos[done] = self._block_count(pos[done])
+            active = np.flatnonzero(remaining)
+        return pos
+
     def long(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Avro varints at the cursors; most are one byte, so later bytes only touch the rest."""
         byte = self.buf[pos]
@@ -69,12 +145,17 @@ class _Reader:
                 raise ValueError("malformed Avro varint")
         return (z >> np.uint64(1)).astype(np.int64) ^ -(z & np.uint64(1)).astype(np.int64), pos + nbytes
 
-    def _union(self, branches: list, target, pos):
+    def _branch(self, branches: list, pos: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
+        """A nullable union's value branch, which records hold it (not null), the cursors after the tag."""
         branch, null = nullable_branch(branches, "")
         tag, pos = self.long(pos)
         present = tag == branch
         if not (present | (tag == (-1 if null is None else null))).all():
             raise ValueError("Avro union branch out of range")
+        return branch, present, pos
+
+    def _union(self, branches: list, target, pos):
+        branch, present, pos = self._branch(branches, pos)
         if present.all():
             return self.decode(branches[branch], target, pos)
         found, found_pos = self.decode(branches[branch], target, pos[present])

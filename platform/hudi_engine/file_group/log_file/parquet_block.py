@@ -7,6 +7,8 @@ leave Spark's row metadata in the footer): no bloom filter, the writer schema un
 """
 from __future__ import annotations
 
+from typing import Collection
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -31,6 +33,10 @@ def parquet_data_block(table: pa.Table, avro_schema_json: str, instant: str,
                     content=sink.getvalue().to_pybytes())
 
 
-def parquet_block_records(block: LogBlock) -> pa.Table:
-    """The block's records as the Parquet file types them."""
-    return pq.read_table(pa.BufferReader(block.content))
+def parquet_block_records(block: LogBlock, columns: Collection[str] | None = None) -> pa.Table:
+    """The block's records as the Parquet file types them; with ``columns``, only those it has."""
+    f = pq.ParquetFile(pa.BufferReader(block.content))
+    if columns is not None:
+        wanted = set(columns)
+        columns = [n for n in f.schema_arrow.names if n in wanted]
+    return f.read(columns=columns)

@@ -84,15 +84,18 @@ def test_upsert_rewrites_only_touched_file_groups(spark, table_path):
 
 
 def test_dedup_by_ordering_field_and_commit_time(spark, table_path):
+    """A version 6 table, whose writes each choose how they merge (from version 8 on the merge mode
+    is the table's, set when it is created)."""
+    v6 = {"hoodie.write.table.version": "6"}
     data = [("a", "v1", "eu", 5), ("a", "v2", "eu", 9), ("a", "v3", "eu", 7)]
-    write(df(spark, data), table_path, op("upsert"))
+    write(df(spark, data), table_path, op("upsert", **v6))
     assert snapshot(spark, table_path) == [("a", "v2", "eu")]
     # Event time: a late, older record does not overwrite the stored newer one.
-    write(df(spark, [("a", "late", "eu", 1)]), table_path, op("upsert"))
+    write(df(spark, [("a", "late", "eu", 1)]), table_path, op("upsert", **v6))
     assert snapshot(spark, table_path) == [("a", "v2", "eu")]
     # Commit time: the last write wins whatever its ordering value.
     write(df(spark, [("a", "latest", "eu", 0)]), table_path,
-          op("upsert", **{"hoodie.record.merge.mode": "COMMIT_TIME_ORDERING"}))
+          op("upsert", **v6, **{"hoodie.record.merge.mode": "COMMIT_TIME_ORDERING"}))
     assert snapshot(spark, table_path) == [("a", "latest", "eu")]
 
 

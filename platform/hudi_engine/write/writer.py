@@ -363,7 +363,9 @@ class WriteJob:
         if not self.is_mor:
             return {}
         own = self.instant.timestamp if self.table.version >= 8 else None
-        return {g: append_target(slices[g], self.compacting.get(g), own) for g in updates if g not in insert_groups}
+        cdc = bool(self.cfg.get(C.CDC_ENABLED))
+        return {g: append_target(slices[g], self.compacting.get(g), own, cdc)
+                for g in updates if g not in insert_groups}
 
     def merge_groups(self, rows, targets: dict[GroupKey, Target], appends: dict | None = None) -> list[dict]:
         if not targets and not appends:

@@ -36,8 +36,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import glob
-import json
 import os
 import platform
 import shutil
@@ -338,10 +336,13 @@ def checksum(df) -> tuple[int, int, int]:
 
 # --- Hudi commit metadata --------------------------------------------------------------------------
 def commit_stats(table_path: str, instant: str) -> list[dict]:
-    files = glob.glob(os.path.join(table_path, ".hoodie", f"{instant}.commit"))
-    check(len(files) == 1, f"no completed .hoodie/{instant}.commit in {table_path}")
-    with open(files[0]) as f:
-        meta = json.load(f)
+    """The write stats of a completed commit, read through the timeline of the table's version."""
+    from hudi_engine.api import HoodieTable
+
+    timeline = HoodieTable.load(table_path).timeline
+    done = timeline.get(instant)
+    check(done is not None and done.is_completed, f"no completed commit {instant} in {table_path}")
+    meta = timeline.commit_metadata(done)
     return [s for stats in meta["partitionToWriteStats"].values() for s in stats]
 
 

@@ -80,17 +80,20 @@ DATABASE_NAME = define("hoodie.database.name", "default", "Database the table be
 TABLE_TYPE = define("hoodie.table.type", "COPY_ON_WRITE", "Storage type of the table.",
                     alternatives=("hoodie.datasource.write.table.type",),
                     choices=("COPY_ON_WRITE", "MERGE_ON_READ"))
-TABLE_VERSION = define("hoodie.table.version", 6, "Table format version written.")
 WRITE_TABLE_VERSION = define(
-    "hoodie.write.table.version", 6,
-    "Table version a new table is created with: 6 (Hudi 0.14/0.15, read by every engine), 8 (Hudi 1.0: "
-    "completion times on the timeline, Avro commit metadata, log files named by their own delta commit) or 9 "
-    "(Hudi 1.1: as 8, with ordering fields and the merge mode in place of the payload class).",
+    "hoodie.write.table.version", 9,
+    "Table version a write wants: a new table is created with it, an older table is upgraded to it first "
+    "(hoodie.write.auto.upgrade). 9 (Hudi 1.1, the default: completion times on the timeline, Avro commit "
+    "metadata, log files named by their own delta commit, ordering fields and the merge mode in place of the "
+    "payload class), 8 (as 9 with the payload class, for Hudi 1.0 readers) or 6 (Hudi 0.14/0.15, for engines "
+    "that read only 0.x tables).",
     choices=("6", "8", "9"))
+TABLE_VERSION = define("hoodie.table.version", WRITE_TABLE_VERSION.default, "Table format version written.")
 TABLE_FORMAT = define("hoodie.table.format", "native", "Table format plugin (version 9+); native is Hudi's own.")
 AUTO_UPGRADE = define("hoodie.write.auto.upgrade", True,
-                      "A write asking for a newer hoodie.write.table.version than its table's upgrades the table "
-                      "first (6 to 8 to 9); false refuses such a write.")
+                      "A write to a table older than hoodie.write.table.version (the default one included) "
+                      "upgrades the table first (6 to 8 to 9), as Hudi 1.1 does. false writes the table at its "
+                      "own version, and refuses a write that names a newer version.")
 INITIAL_TABLE_VERSION = define("hoodie.table.initial.version", None,
                                "Table version the table was created with (version 8+).")
 TIMELINE_LAYOUT_VERSION = define("hoodie.timeline.layout.version", 1, "Timeline layout version.")

@@ -1,6 +1,7 @@
-"""Archival with real Spark: old instants move to ``.hoodie/archived`` in Hudi's layout, and both our
-reader and hudi-rs still read the table (file groups last written by archived commits included);
-an incremental query over archived commits fails clearly, one over the active timeline works."""
+"""Archival of a version 6 table with real Spark (test_lsm_timeline has versions 8 and 9): old
+instants move to ``.hoodie/archived`` in Hudi 0.x's layout, and both our reader and hudi-rs still
+read the table (file groups last written by archived commits included); an incremental query over
+archived commits fails clearly, one over the active timeline works."""
 import pytest
 
 from hudi_engine import read, write
@@ -13,8 +14,8 @@ from tests.support.storage import files
 
 pytestmark = pytest.mark.spark
 COLS = ["name", "fruit"]
-SERVICES = {"hoodie.cleaner.commits.retained": "1", "hoodie.keep.min.commits": "2",
-            "hoodie.keep.max.commits": "3"}
+SERVICES = {"hoodie.write.table.version": "6", "hoodie.cleaner.commits.retained": "1",
+            "hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3"}
 MOR = {"hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.compact.inline": "true",
        "hoodie.compact.inline.max.delta.commits": "2"}
 

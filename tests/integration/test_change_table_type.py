@@ -103,7 +103,7 @@ def test_a_pending_clustering_stops_the_change_before_anything_is_done(spark, ta
     clustering = schedule_clustering(HoodieTable.load(table_path), {}, force=True)
     assert clustering is not None
     instants = HoodieTable.load(table_path).timeline.instants
-    with pytest.raises(HoodieError, match=f"replacecommit {clustering.timestamp} is pending"):
+    with pytest.raises(HoodieError, match=f"{clustering.action} {clustering.timestamp} is pending"):
         change_table_type(spark, HoodieTable.load(table_path), "COW")
     assert table_type_on_disk(table_path) == "MERGE_ON_READ"
     assert HoodieTable.load(table_path).timeline.instants == instants       # no compaction ran

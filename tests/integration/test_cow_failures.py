@@ -93,11 +93,12 @@ def test_killed_writer_leaves_last_commit_and_next_write_rolls_back(spark, base_
     """A real writer process is SIGKILLed once its instant is inflight (on S3: mid-upload)."""
     table_path = base_path
     write(spark.createDataFrame([("a", "x", "eu", 1)], FRUIT_SCHEMA), table_path, op("insert"))
+    inflight = f"{HoodieTable.load(table_path).timeline.timeline_dir}/*.inflight"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-c", WRITER, table_path, json.dumps(connection_options(table_path))],
                             env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
-    kill_when(proc, lambda: files(table_path, ".hoodie/*.inflight") and files(table_path, "eu/*_*.parquet")[1:],
+    kill_when(proc, lambda: files(table_path, inflight) and files(table_path, "eu/*_*.parquet")[1:],
               "writer")
     [failed] = HoodieTable.load(table_path).timeline.pending()
     # Readers see the last commit only, ours and hudi-rs.

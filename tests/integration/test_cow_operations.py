@@ -27,6 +27,12 @@ def op(operation, **extra):
     return {**FRUIT_OPTIONS, "hoodie.datasource.write.operation": operation, **extra}
 
 
+def commit_of(path, instant: str) -> dict:
+    """An instant's commit metadata, read through the timeline of the table's version."""
+    timeline = HoodieTable.load(str(path)).timeline
+    return timeline.commit_metadata(timeline.get(instant))
+
+
 def snapshot(spark, path):
     ours = sorted(tuple(r) for r in read(spark, path).select(*COLS).collect())
     assert rows(hudi_rs_read(path), COLS) == ours, "hudi-rs disagrees with our reader"
@@ -34,7 +40,10 @@ def snapshot(spark, path):
 
 
 def test_table_creation_files(spark, table_path):
-    instant = write(df(spark, [("a", "x", "eu", 1), ("b", "y", "us", 1)]), table_path, op("insert"))
+    """Version 6's files, byte for byte what Hudi 0.x readers expect (test_table_versions_8_and_9
+    holds 8's and 9's against real Hudi's)."""
+    instant = write(df(spark, [("a", "x", "eu", 1), ("b", "y", "us", 1)]), table_path,
+                    op("insert", **{"hoodie.write.table.version": "6"}))
     base = Path(table_path)
     props = read_properties_text((base / ".hoodie/hoodie.properties").read_text())
     assert props["hoodie.table.version"] == "6" and props["hoodie.table.type"] == "COPY_ON_WRITE"
@@ -64,7 +73,7 @@ def test_upsert_rewrites_only_touched_file_groups(spark, table_path):
           table_path, op("bulk_insert"))
     before = {p.name for p in Path(table_path).rglob("*.parquet")}
     instant = write(df(spark, [("k1", "new", "eu", 2)]), table_path, op("upsert"))
-    commit = json.loads((Path(table_path) / f".hoodie/{instant}.commit").read_text())
+    commit = commit_of(table_path, instant)
     assert list(commit["partitionToWriteStats"]) == ["eu"]
     [stat] = commit["partitionToWriteStats"]["eu"]
     assert stat["numUpdateWrites"] == 1 and stat["prevCommit"] != "null"
@@ -75,15 +84,18 @@ def test_upsert_rewrites_only_touched_file_groups(spark, table_path):
 
 
 def test_dedup_by_ordering_field_and_commit_time(spark, table_path):
+    """A version 6 table, whose writes each choose how they merge (from version 8 on the merge mode
+    is the table's, set when it is created)."""
+    v6 = {"hoodie.write.table.version": "6"}
     data = [("a", "v1", "eu", 5), ("a", "v2", "eu", 9), ("a", "v3", "eu", 7)]
-    write(df(spark, data), table_path, op("upsert"))
+    write(df(spark, data), table_path, op("upsert", **v6))
     assert snapshot(spark, table_path) == [("a", "v2", "eu")]
     # Event time: a late, older record does not overwrite the stored newer one.
-    write(df(spark, [("a", "late", "eu", 1)]), table_path, op("upsert"))
+    write(df(spark, [("a", "late", "eu", 1)]), table_path, op("upsert", **v6))
     assert snapshot(spark, table_path) == [("a", "v2", "eu")]
     # Commit time: the last write wins whatever its ordering value.
     write(df(spark, [("a", "latest", "eu", 0)]), table_path,
-          op("upsert", **{"hoodie.record.merge.mode": "COMMIT_TIME_ORDERING"}))
+          op("upsert", **v6, **{"hoodie.record.merge.mode": "COMMIT_TIME_ORDERING"}))
     assert snapshot(spark, table_path) == [("a", "latest", "eu")]
 
 
@@ -121,7 +133,7 @@ def test_insert_overwrite_replaces_only_touched_partitions(spark, table_path):
     write(df(spark, [("a", "x", "eu", 1), ("b", "y", "us", 1)]), table_path, op("insert"))
     instant = write(df(spark, [("c", "z", "eu", 1)]), table_path, op("insert_overwrite"))
     assert snapshot(spark, table_path) == [("b", "y", "us"), ("c", "z", "eu")]
-    meta = json.loads((Path(table_path) / f".hoodie/{instant}.replacecommit").read_text())
+    meta = commit_of(table_path, instant)
     assert list(meta["partitionToReplaceFileIds"]) == ["eu"]
     write(df(spark, [("d", "w", "asia", 1)]), table_path, op("insert_overwrite_table"))
     assert snapshot(spark, table_path) == [("d", "w", "asia")]
@@ -201,7 +213,7 @@ def test_a_batch_lacking_a_table_column_fails_unless_nulls_are_asked_for(spark, 
 def test_extra_metadata_is_kept_for_checkpoints(spark, table_path):
     instant = write(df(spark, [("a", "x", "eu", 1)]), table_path, op("insert"),
                     extra_metadata={"deltastreamer.checkpoint.key": "offsets:42"})
-    meta = json.loads((Path(table_path) / f".hoodie/{instant}.commit").read_text())
+    meta = commit_of(table_path, instant)
     assert meta["extraMetadata"]["deltastreamer.checkpoint.key"] == "offsets:42"
     assert "schema" in meta["extraMetadata"]
 

@@ -3,7 +3,7 @@ source and by hudi-rs (real Spark, real files)."""
 import pytest
 
 from hudi_engine import read, write
-from tests.support.data import three_commits
+from tests.support.data import three_commits, window_ends
 from tests.support.hudi_rs import hudi_rs_read, rows
 
 pytestmark = pytest.mark.spark
@@ -17,23 +17,24 @@ def ours(spark, path, **opts):
 def test_incremental_and_snapshot_match_hudi_rs(spark, base_path):
     c1, c2, c3 = three_commits(spark, write, base_path)
     assert c1 < c2 < c3
+    w1, w3 = window_ends(base_path, c1, c3)       # completion times from version 8 on
 
     assert ours(spark, base_path) == [("jack", "banana"), ("sarah", "orange")]
     incr = {"hoodie.datasource.query.type": "incremental"}
     assert ours(spark, base_path, **incr, **{"hoodie.datasource.read.begin.instanttime": "0"}) == [
         ("jack", "banana"), ("sarah", "orange")]
     assert ours(spark, base_path, **incr, **{"hoodie.datasource.read.begin.instanttime": "0",
-                                              "hoodie.datasource.read.end.instanttime": c1}) == [
+                                              "hoodie.datasource.read.end.instanttime": w1}) == [
         ("jack", "apple"), ("john", "pineapple"), ("sarah", "orange")]
-    assert ours(spark, base_path, **incr, **{"hoodie.datasource.read.begin.instanttime": c1,
-                                              "hoodie.datasource.read.end.instanttime": c3}) == [
+    assert ours(spark, base_path, **incr, **{"hoodie.datasource.read.begin.instanttime": w1,
+                                              "hoodie.datasource.read.end.instanttime": w3}) == [
         ("jack", "banana")]
 
     # The Apache Hudi project's Rust reader agrees, query by query.
     assert rows(hudi_rs_read(base_path), COLS) == ours(spark, base_path)
-    assert rows(hudi_rs_read(base_path, begin="0", end=c1), COLS) == [
+    assert rows(hudi_rs_read(base_path, begin="0", end=w1), COLS) == [
         ("jack", "apple"), ("john", "pineapple"), ("sarah", "orange")]
-    assert rows(hudi_rs_read(base_path, begin=c1, end=c3), COLS) == [("jack", "banana")]
+    assert rows(hudi_rs_read(base_path, begin=w1, end=w3), COLS) == [("jack", "banana")]
     assert rows(hudi_rs_read(base_path, begin="0"), COLS) == [("jack", "banana"), ("sarah", "orange")]
 
 
@@ -59,10 +60,10 @@ def test_meta_columns_as_hudi_fills_them(spark, base_path):
 
 
 def test_spark_format_hudi_data_source(spark, base_path):
-    c1, _, c3 = three_commits(spark, write, base_path)
+    w1, w3 = window_ends(base_path, *three_commits(spark, write, base_path)[::2])
     df = spark.read.format("hudi").load(base_path)
     assert sorted((r["name"], r["fruit"]) for r in df.collect()) == [("jack", "banana"), ("sarah", "orange")]
     incr = (spark.read.format("hudi").option("hoodie.datasource.query.type", "incremental")
-            .option("hoodie.datasource.read.begin.instanttime", c1)
-            .option("hoodie.datasource.read.end.instanttime", c3).load(base_path))
+            .option("hoodie.datasource.read.begin.instanttime", w1)
+            .option("hoodie.datasource.read.end.instanttime", w3).load(base_path))
     assert [(r["name"], r["fruit"]) for r in incr.collect()] == [("jack", "banana")]

@@ -56,7 +56,8 @@ def assert_in_step(spark, path):
     """Every metadata partition says what the table's files and rows say."""
     table = HoodieTable.load(path)
     reader = MetadataReader(table)
-    assert set(reader.available) == {"files", "column_stats", "bloom_filters", "record_index"}
+    partition_stats = {"partition_stats"} if table.version >= 8 else set()   # on with column stats from 8
+    assert set(reader.available) == {"files", "column_stats", "bloom_filters", "record_index", *partition_stats}
     listed = FileSystemView(table.storage, table.timeline)
     from_mdt = FileSystemView(table.storage, table.timeline, reader.file_listing())
     slices = [(s.partition, s.file_id, s.base_file and s.base_file.path, [f.path for f in s.log_files])
@@ -94,7 +95,8 @@ def test_every_partition_follows_inserts_upserts_and_deletes(spark, base_path, t
     assert state(spark, base_path) == expected
     assert_in_step(spark, base_path)
     props = HoodieTable.load(base_path).props
-    assert props["hoodie.table.metadata.partitions"] == "bloom_filters,column_stats,files,record_index"
+    assert props["hoodie.table.metadata.partitions"] == (
+        "bloom_filters,column_stats,files,partition_stats,record_index")        # version 9's
     mdt = HoodieTable.load(posixpath.join(base_path, MDT_DIR))
     assert mdt.props["hoodie.table.base.file.format"] == "HFILE" and mdt.table_type == "MERGE_ON_READ"
     # Compaction merges the record index without decoding values: the same entries as decoding gives.

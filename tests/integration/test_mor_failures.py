@@ -25,6 +25,7 @@ from tests.support.processes import kill_when
 
 pytestmark = pytest.mark.spark
 MOR = {**FRUIT_OPTIONS, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+V6 = {"hoodie.write.table.version": "6"}
 COLS = ["name", "fruit"]
 
 
@@ -45,15 +46,16 @@ def blocks_by_file(path):
 
 
 def test_failed_delta_commit_is_rolled_back_with_a_command_block(spark, table_path, monkeypatch):
+    """Version 6's rollback (Hudi 1.x deletes the logs instead: test_table_versions_8_and_9)."""
     write(spark.createDataFrame([("jack", "apple", "eu", 1), ("john", "kiwi", "eu", 1)], FRUIT_SCHEMA),
-          table_path, op("insert"))
+          table_path, op("insert", **V6))
     before = [("jack", "apple"), ("john", "kiwi")]
 
     # The writer dies after its log blocks are on storage, before the commit (and before it could
     # roll itself back): what a lost driver leaves.
     lose_the_driver_before_delta_commits(monkeypatch)
     with pytest.raises(RuntimeError, match="driver lost"):
-        write(spark.createDataFrame([("jack", "banana", "eu", 2)], FRUIT_SCHEMA), table_path, op("upsert"))
+        write(spark.createDataFrame([("jack", "banana", "eu", 2)], FRUIT_SCHEMA), table_path, op("upsert", **V6))
     monkeypatch.undo()
 
     [failed] = HoodieTable.load(table_path).timeline.pending()
@@ -62,7 +64,7 @@ def test_failed_delta_commit_is_rolled_back_with_a_command_block(spark, table_pa
     assert state(spark, table_path) == before
     assert rows(hudi_rs_read(table_path), COLS) == before
 
-    write(spark.createDataFrame([("john", "mango", "eu", 3)], FRUIT_SCHEMA), table_path, op("upsert"))
+    write(spark.createDataFrame([("john", "mango", "eu", 3)], FRUIT_SCHEMA), table_path, op("upsert", **V6))
     table = HoodieTable.load(table_path)
     [rb] = table.timeline.filter([ROLLBACK], completed=True)
     meta = decode_instant_avro(table.timeline.read_details(rb))
@@ -108,8 +110,8 @@ def test_compaction_killed_half_way_is_rolled_back_and_run_again(spark, table_pa
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-c", COMPACTOR, table_path], env=env, cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    hoodie = Path(table_path) / ".hoodie"
-    kill_when(proc, lambda: (hoodie / f"{requested.timestamp}.compaction.inflight").exists()
+    timeline = Path(table_path) / table.timeline.timeline_dir
+    kill_when(proc, lambda: (timeline / f"{requested.timestamp}.compaction.inflight").exists()
               and list(Path(table_path).glob(f"eu/*{compacted}")), "compaction", poll=0.02)
     [pending] = HoodieTable.load(table_path).timeline.pending()
     assert (pending.action, pending.timestamp) == (COMPACTION, requested.timestamp)

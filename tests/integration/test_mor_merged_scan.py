@@ -11,6 +11,7 @@ from hudi_engine.api import read_arrow
 from hudi_engine.read.merged_scan import merges_in_spark
 from hudi_engine.read.plan import plan_read
 from hudi_engine.table.meta_client import HoodieTable
+from tests.support.data import window_ends
 from tests.support.hudi_rs import hudi_rs_read, rows
 
 pytestmark = pytest.mark.spark
@@ -100,7 +101,8 @@ def test_a_payload_class_merges_as_hudi_1x_maps_it_to_a_merge_mode(spark, table_
     """The payload class a version 6 table persists says how its logs merge: the late update to k2
     loses to the base row by event time, and wins by commit time."""
     payload = f"org.apache.hudi.common.model.{payload}"
-    build(spark, table_path, {**KEYS, "hoodie.datasource.write.payload.class": payload})
+    build(spark, table_path, {**KEYS, "hoodie.datasource.write.payload.class": payload,
+                              "hoodie.write.table.version": "6"})
     assert HoodieTable.load(table_path).props["hoodie.compaction.payload.class"] == payload
     snapshot = ours(spark, table_path)
     assert snapshot == in_arrow(table_path)
@@ -114,9 +116,9 @@ def test_time_travel_and_incremental_windows_agree(spark, table_path):
         opts = {"as.of.instant": instant}
         assert ours(spark, table_path, **opts) == in_arrow(table_path, **opts)
         assert ours(spark, table_path, **opts) == rows(hudi_rs_read(table_path, as_of=instant), COLS)
+    begin, end = window_ends(table_path, *instants[:2])      # completion times from version 8 on
     window = {"hoodie.datasource.query.type": "incremental",
-              "hoodie.datasource.read.begin.instanttime": instants[0],
-              "hoodie.datasource.read.end.instanttime": instants[1]}
+              "hoodie.datasource.read.begin.instanttime": begin, "hoodie.datasource.read.end.instanttime": end}
     assert ours(spark, table_path, **window) == in_arrow(table_path, **window) == [
         ("k1", 20, "newer", "p1"), ("k9", 1, "inserted", "p1")]
 

@@ -2,8 +2,8 @@
 merge-on-read table with log files named by base instants, a compaction, a clean and a metadata table
 reads the same in both readers after ``hudictl table upgrade`` (snapshot, read-optimized), then takes
 version 8 and 9 writes and services; an upgrade killed before or after a switch is finished by running
-it again; a write asking for a newer version upgrades its table first unless
-``hoodie.write.auto.upgrade=false``; downgrades go back the same steps."""
+it again; a write asking for a newer version (named, or the default 9) upgrades its table first unless
+``hoodie.write.auto.upgrade=false``, which writes it at its own; downgrades go back the same steps."""
 from __future__ import annotations
 
 import pytest
@@ -28,8 +28,10 @@ MOR = {**FRUIT_OPTIONS, "hoodie.datasource.write.table.type": "MERGE_ON_READ", "
 
 
 def put(spark, path, batch, **extra) -> str:
+    """An upsert at the table's version (a new table: version 6) unless ``extra`` names another."""
+    version = str(HoodieTable.load(path).version) if HoodieTable.exists(path) else "6"
     return write(spark.createDataFrame(batch, FRUIT_SCHEMA), path,
-                 {**MOR, "hoodie.datasource.write.operation": "upsert", **extra})
+                 {**MOR, "hoodie.write.table.version": version, "hoodie.datasource.write.operation": "upsert", **extra})
 
 
 def both(spark, path, **query) -> list[tuple]:
@@ -138,15 +140,25 @@ def test_a_killed_upgrade_is_finished_by_running_it_again(spark, table_path, mon
     assert both(spark, table_path) == before["snapshot"]
 
 
-def test_a_write_asking_for_version_8_upgrades_its_table_first(spark, table_path):
+def test_a_write_asking_for_a_newer_version_upgrades_its_table_first(spark, table_path):
     put(spark, table_path, [("a", "apple", "eu", 1)])
     with pytest.raises(HoodieConfigError, match="Upgrade it first"):
         put(spark, table_path, [("a", "apricot", "eu", 2)],
             **{"hoodie.write.table.version": "8", "hoodie.write.auto.upgrade": "false"})
     assert HoodieTable.load(table_path).version == 6
+    # Naming no version with auto-upgrade off: the table is written at its own version.
+    plain = {**MOR, "hoodie.datasource.write.operation": "upsert"}
+    write(spark.createDataFrame([("b", "banana", "us", 1)], FRUIT_SCHEMA), table_path,
+          {**plain, "hoodie.write.auto.upgrade": "false"})
+    assert HoodieTable.load(table_path).layout_version == 1 and HoodieTable.load(table_path).version == 6
     put(spark, table_path, [("a", "apricot", "eu", 2)], **{"hoodie.write.table.version": "8"})
     assert HoodieTable.load(table_path).version == 8
-    assert both(spark, table_path) == [("a", "apricot", "eu", 2)]
+    assert both(spark, table_path) == [("a", "apricot", "eu", 2), ("b", "banana", "us", 1)]
+    # Naming none with auto-upgrade on (Hudi 1.1's default): the default version, 9.
+    write(spark.createDataFrame([("b", "blueberry", "us", 2)], FRUIT_SCHEMA), table_path, plain)
+    table = HoodieTable.load(table_path)
+    assert (table.version, table.props["hoodie.table.ordering.fields"]) == (9, "ts")
+    assert both(spark, table_path) == [("a", "apricot", "eu", 2), ("b", "blueberry", "us", 2)]
 
 
 def table_with_logs(spark, path, version: int = 8) -> list[tuple]:

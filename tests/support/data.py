@@ -22,3 +22,13 @@ def three_commits(spark, write, path, options=None):
     c3 = write(spark.createDataFrame([("john", "pineapple", "eu", 3)], FRUIT_SCHEMA), path,
                {**opts, "hoodie.datasource.write.operation": "delete"})
     return c1, c2, c3
+
+
+def window_ends(path, *instant_times: str) -> list[str]:
+    """Where incremental windows that end with these commits end: their completion times from table
+    version 8 on (Hudi 1.x and hudi-rs window on them), their instant times at version 6."""
+    from hudi_engine.read.plan import window_position
+    from hudi_engine.table.meta_client import HoodieTable
+
+    table = HoodieTable.load(str(path))
+    return [window_position(table, table.timeline.get(t)) for t in instant_times]

@@ -183,6 +183,18 @@ def test_log_files_of_a_pending_compaction_still_precede_a_later_log_file():
     assert _files(split.after) == (name(MOR_BASE.path), [name(f.path) for f in (LOG1, LOG2, new_slice_log)])
 
 
+def test_a_version_9_log_that_names_no_slice_is_diffed_against_the_slice_holding_it():
+    """Hudi 1.x's append handle names the slice only when CDC is on; with it off, the log file is
+    named by its own delta commit and the file system view's slice (by completion time) says."""
+    own1, own2 = log("fg1", "002", 1), log("fg1", "003", 1)
+    index = slices(("fg1", [FileSlice(P, "fg1", "001", MOR_BASE, [own1, own2])]))
+    second = commit("003", "UPSERT", [stat("fg1", own2.path, prev="003", writes=1, updates=1, baseFile="",
+                                           logFiles=[name(own2.path)])], action="deltacommit")
+    split = only(extract_splits([second], LoggingMode.DATA_BEFORE_AFTER, index, infer_rewrites=True))
+    assert _files(split.before) == (name(MOR_BASE.path), [name(own1.path)])
+    assert _files(split.after) == (name(MOR_BASE.path), [name(own1.path), name(own2.path)])
+
+
 def _files(file_slice):
     return (name(file_slice.base_file.path) if file_slice.base_file else None,
             [name(f.path) for f in file_slice.log_files])

@@ -79,6 +79,9 @@ class SliceLookup(Protocol):
     def latest_slice(self, partition: str, file_id: str, before: str) -> FileSlice | None:
         """The group's latest slice committed before ``before`` (a replace commit's instant)."""
 
+    def slice_with_log(self, partition: str, file_id: str, name: str) -> FileSlice | None:
+        """The group's slice that holds the log file ``name`` (placed by completion time on Hudi 1.x)."""
+
 
 @dataclass(frozen=True)
 class FileGroupIndex:
@@ -98,6 +101,11 @@ class FileGroupIndex:
         group = self.groups.get((partition, file_id))
         slices = [s for s in group.slices if s.base_instant < before] if group else []
         return slices[-1] if slices else None
+
+    def slice_with_log(self, partition: str, file_id: str, name: str) -> FileSlice | None:
+        group = self.groups.get((partition, file_id))
+        return next((s for s in group.slices if any(posixpath.basename(f.path) == name for f in s.log_files)),
+                    None) if group else None
 
 
 def extract_splits(commits: Iterable[Commit], mode: LoggingMode, lookup: SliceLookup,
@@ -152,7 +160,7 @@ def _write_stat_split(commit: Commit, partition: str, stat: Mapping, operation: 
         return replace(split, before=before, after=_slice(partition, file_id, _base(path, file_id, stat)))
     name = posixpath.basename(path)
     if parse_log_file_name(name) is not None:
-        return _log_file_split(split, stat, commit, pending)
+        return _log_file_split(split, stat, commit, pending, lookup)
     if operation in _DELETES and stat.get("numWrites") == 0 and stat.get("numDeletes"):
         return replace(split, case=InferenceCase.BASE_FILE_DELETE,
                        before=_slice(partition, file_id, _previous_base(lookup, partition, stat, commit)))
@@ -170,9 +178,11 @@ def _write_stat_split(commit: Commit, partition: str, stat: Mapping, operation: 
 
 
 def _log_file_split(split: CDCSplit, stat: Mapping, commit: Commit,
-                    pending: list[tuple[str, Mapping]]) -> CDCSplit:
+                    pending: list[tuple[str, Mapping]], lookup: SliceLookup) -> CDCSplit:
     """A log file's changes: its slice before it (the write stat's base file and the log files it
-    lists besides this one, plus the inputs of compactions then pending) and with it."""
+    lists besides this one, plus the inputs of compactions then pending) and with it. A version 8+
+    log written with CDC off names no slice (Hudi 1.x's append handle): the slice that holds it
+    does, up to it."""
     partition, file_id, path = split.partition, split.file_id, stat["path"]
     name = posixpath.basename(path)
     base, logs = None, []
@@ -182,6 +192,11 @@ def _log_file_split(split: CDCSplit, stat: Mapping, commit: Commit,
         for op in _compacting(pending, commit.instant, partition, file_id):
             logs += [n for n in op.get("deltaFilePaths") or [] if n != name and n not in logs]
             base = base or op.get("dataFilePath") or None
+        held = lookup.slice_with_log(partition, file_id, name) if not base and not logs else None
+        if held is not None:
+            mine = next(f for f in held.log_files if posixpath.basename(f.path) == name)
+            base = posixpath.basename(held.base_file.path) if held.base_file else None
+            logs = [posixpath.basename(f.path) for f in held.log_files if f.order < mine.order]
     base_file = _base(_join(partition, base), file_id) if base else None
     log_files = [_log(partition, n) for n in logs]
     before = FileSlice(partition, file_id, base_file.instant if base_file else split.instant, base_file,

@@ -89,8 +89,9 @@ def _savepoint(table: HoodieTable, instant_time: str) -> Instant:
 def delete_savepoint(table: HoodieTable, instant_time: str) -> None:
     """Drop a savepoint: the next clean may then delete the files it kept."""
     sp = _savepoint(table, instant_time)
-    for state in (State.COMPLETED, State.INFLIGHT, State.REQUESTED):
-        table.storage.delete(table.timeline.path_of(Instant(sp.timestamp, SAVEPOINT, state)))
+    timeline = table.timeline
+    for found in reversed(timeline.files_of(sp)):   # completed first; its name holds its completion time (8+)
+        table.storage.delete(timeline.path_of(found))
 
 
 def restore_to_savepoint(table: HoodieTable, instant_time: str) -> Instant:

@@ -294,10 +294,11 @@ def _to_layout_1(instant: Instant, content: bytes) -> bytes:
 
 
 def upgrade_for_write(base_path: str, options: dict | None, spark=None) -> None:
-    """Hudi's ``hoodie.write.auto.upgrade``: a write asking for a newer ``hoodie.write.table.version``
-    than its table's upgrades the table first (the writer refuses any other mismatch)."""
+    """Hudi 1.1's ``hoodie.write.auto.upgrade``: a write to a table older than the
+    ``hoodie.write.table.version`` it wants (named, or the default) upgrades the table first; with
+    auto-upgrade off it writes the table at its own version (the writer refuses a named newer one)."""
     cfg = HoodieConfig(options)
-    if not cfg.contains(C.WRITE_TABLE_VERSION) or not cfg.get(C.AUTO_UPGRADE) or not HoodieTable.exists(base_path):
+    if not cfg.get(C.AUTO_UPGRADE) or not HoodieTable.exists(base_path):
         return
     table = HoodieTable.load(base_path)
     wanted = cfg.get(C.WRITE_TABLE_VERSION)

@@ -28,14 +28,25 @@ class AppendTarget:
     base_file: str | None          # the slice's base file name, for the write stat
     log_files: tuple[str, ...]     # the slice's existing log file names
     version: int                   # first log version this write creates
+    prev_commit: str = ""          # the write stat's prevCommit; empty: base_instant
 
 
-def append_target(s: FileSlice, base_instant: str | None = None, own_instant: str | None = None) -> AppendTarget:
+def append_target(s: FileSlice, base_instant: str | None = None, own_instant: str | None = None,
+                  cdc: bool = False) -> AppendTarget:
     """``base_instant`` overrides the slice's when a pending compaction has started a new slice.
     ``own_instant`` (table version 8+): log files are named by the write's own instant, start at
-    version 1 and hold only its blocks; readers place them in a slice by completion time."""
+    version 1 and hold only its blocks; readers place them in a slice by completion time. Their
+    write stat names the slice they extend only on a table keeping CDC, whose reader diffs the
+    log against that slice (as Hudi 1.x's append handle does; a slice a pending compaction
+    started has no files yet, and the reader takes the plan's)."""
     if own_instant is not None:
-        return new_log_target(s.partition, s.file_id, own_instant)
+        if not cdc:
+            return new_log_target(s.partition, s.file_id, own_instant)
+        if base_instant is not None:
+            return AppendTarget(s.partition, s.file_id, own_instant, None, (), 1, base_instant)
+        base = s.base_file.path.rsplit("/", 1)[-1] if s.base_file else None
+        return AppendTarget(s.partition, s.file_id, own_instant, base,
+                            tuple(f.path.rsplit("/", 1)[-1] for f in s.log_files), 1, s.base_instant)
     base_instant = base_instant or s.base_instant
     names = tuple(f.path.rsplit("/", 1)[-1] for f in s.log_files)
     version = max((f.version for f in s.log_files if f.instant == base_instant), default=0) + 1
@@ -78,7 +89,7 @@ class AppendFileGroup:
         stats = []
         for i, written in enumerate(files):
             first = i == 0
-            stat = write_stat(file_id, written.path, target.partition, target.base_instant,
+            stat = write_stat(file_id, written.path, target.partition, target.prev_commit or target.base_instant,
                               num_writes=upserts.num_rows if first else 0, num_inserts=0,
                               num_updates=upserts.num_rows if first else 0,
                               num_deletes=removed.num_rows if first else 0, size=written.size,

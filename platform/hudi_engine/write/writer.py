@@ -98,8 +98,8 @@ def check_nbcc(table: HoodieTable, index: str, consistent: bool) -> None:
 
 
 def check_write_version(table: HoodieTable, cfg: HoodieConfig) -> None:
-    """A write keeps the table's version: one this engine writes, and the one the write asks for
-    (an upgrade the write asked for ran before, in ``api.write``; any other mismatch is refused)."""
+    """A write keeps the table's version: one this engine writes, and the one the write names (an
+    upgrade to the version it wants ran before, in ``api.write``; any other mismatch is refused)."""
     if table.version not in WRITE_TABLE_VERSIONS:
         raise HoodieConfigError(
             f"{table.base_path} is a table of version {table.version}; this engine writes versions "
@@ -109,7 +109,7 @@ def check_write_version(table: HoodieTable, cfg: HoodieConfig) -> None:
             f"{C.WRITE_TABLE_VERSION.key}={cfg.get(C.WRITE_TABLE_VERSION)} but {table.base_path} is a table of "
             f"version {table.version}. Upgrade it first (hudictl table upgrade --to-version N, or "
             f"{C.AUTO_UPGRADE.key}=true), or downgrade it (hudictl table downgrade --to-version N), or drop the "
-            "option to write the table at its version")
+            f"option and set {C.AUTO_UPGRADE.key}=false to write the table at its version")
 
 
 def create_table(base_path: str, cfg: HoodieConfig, data_schema: pa.Schema) -> HoodieTable:
@@ -363,7 +363,9 @@ class WriteJob:
         if not self.is_mor:
             return {}
         own = self.instant.timestamp if self.table.version >= 8 else None
-        return {g: append_target(slices[g], self.compacting.get(g), own) for g in updates if g not in insert_groups}
+        cdc = bool(self.cfg.get(C.CDC_ENABLED))
+        return {g: append_target(slices[g], self.compacting.get(g), own, cdc)
+                for g in updates if g not in insert_groups}
 
     def merge_groups(self, rows, targets: dict[GroupKey, Target], appends: dict | None = None) -> list[dict]:
         if not targets and not appends:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from hudi_engine import config as C
+
 from hudi_engine import read, write
 from hudi_engine.api import downgrade_table, open_mdt, upgrade_table
 from hudi_engine.errors import HoodieConfigError
@@ -154,8 +156,11 @@ def test_a_write_asking_for_a_newer_version_upgrades_its_table_first(spark, tabl
     put(spark, table_path, [("a", "apricot", "eu", 2)], **{"hoodie.write.table.version": "8"})
     assert HoodieTable.load(table_path).version == 8
     assert both(spark, table_path) == [("a", "apricot", "eu", 2), ("b", "banana", "us", 1)]
-    # Naming none with auto-upgrade on (Hudi 1.1's default): the default version, 9.
+    # Naming none with auto-upgrade on: the default version, or the table's own when it is newer.
+    default = int(C.WRITE_TABLE_VERSION.default)
     write(spark.createDataFrame([("b", "blueberry", "us", 2)], FRUIT_SCHEMA), table_path, plain)
+    assert HoodieTable.load(table_path).version == max(default, 8)
+    put(spark, table_path, [("b", "blueberry", "us", 2)], **{"hoodie.write.table.version": "9"})
     table = HoodieTable.load(table_path)
     assert (table.version, table.props["hoodie.table.ordering.fields"]) == (9, "ts")
     assert both(spark, table_path) == [("a", "apricot", "eu", 2), ("b", "blueberry", "us", 2)]

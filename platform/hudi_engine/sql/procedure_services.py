@@ -193,7 +193,8 @@ def run_clean(inv: Invocation) -> list[tuple]:
         done = [execute_clean(table.reload(), p, inv.spark, options).timestamp for p in table.timeline.pending([CLEAN])]
     if not done:
         return []
-    meta = instant_metadata(table.reload(), Instant(done[-1], CLEAN, State.COMPLETED))
+    reloaded = table.reload()
+    meta = instant_metadata(reloaded, reloaded.timeline.completed_instant(CLEAN, done[-1]))
     return [(meta["startCleanTime"], meta["timeTakenInMillis"], meta["totalFilesDeleted"],
              meta["earliestCommitToRetain"], json.dumps(meta.get("bootstrapPartitionMetadata") or {}),
              meta["version"])]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..errors import HoodieTimelineError
 from ..table.archived import read_archived_commits
-from ..timeline.instant import ROLLBACK, Instant, State
+from ..timeline.instant import ROLLBACK, Instant
 from .procedure_context import Invocation, completion_times, instant_metadata, java_list
 
 
@@ -89,8 +89,8 @@ def show_rollbacks(inv: Invocation) -> list[tuple]:
 
 def show_rollback_detail(inv: Invocation) -> list[tuple]:
     ts = inv.args["instant_time"]
-    instant = Instant(ts, ROLLBACK, State.COMPLETED)
-    if instant not in inv.table.timeline.instants:
+    instant = inv.table.timeline.completed_instant(ROLLBACK, ts)
+    if instant is None:
         rollbacks = [i.timestamp for i in inv.table.timeline.filter([ROLLBACK], completed=True)]
         raise HoodieTimelineError(f"no completed rollback {ts} in {inv.table.name}; its rollbacks: {rollbacks}")
     meta = instant_metadata(inv.table, instant)

@@ -47,6 +47,10 @@ class Timeline:
                 and (after is None or i.timestamp > after)
                 and (until is None or i.timestamp <= until)]
 
+    def completed_instant(self, action: str, timestamp: str) -> Instant | None:
+        """The completed ``action`` at ``timestamp``, with its completion time (version 8+ files name it)."""
+        return next((i for i in self.filter([action], completed=True) if i.timestamp == timestamp), None)
+
     def completed_writes(self, after: str | None = None, until: str | None = None) -> list[Instant]:
         return self.filter(WRITE_ACTIONS, completed=True, after=after, until=until)
 

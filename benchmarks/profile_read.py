@@ -29,10 +29,9 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections import defaultdict
 
 from benchmarks.mor import MOR_OPTIONS, all_columns, totals, upsert_frame
-from benchmarks.run import TreeSampler, _log, source_frame
+from benchmarks.run import TreeSampler, _log, cumulative_by_entry, source_frame
 
 UI_PORT = 4093
 LEVELS = (1, 5, 20)
@@ -64,16 +63,6 @@ def _stage_times(spark, before: set[int]) -> list[tuple[str, int, float, float]]
         out.append((s["name"].split(" at ")[0] + " " + s.get("description", "")[:40], s["numTasks"],
                     s["executorRunTime"] / 1000, s["executorCpuTime"] / 1e9))
     return out
-
-
-def _bucketed(profile: cProfile.Profile) -> dict[str, float]:
-    stats = pstats.Stats(profile).stats  # type: ignore[attr-defined]
-    out: dict[str, float] = defaultdict(float)
-    for (filename, _, function), (_, _, _, cumulative, _) in stats.items():
-        for (fragment, name), bucket in BUCKETS:
-            if filename.endswith(fragment) and function == name:
-                out[bucket] += cumulative
-    return dict(out)
 
 
 def _cpu() -> float:
@@ -151,7 +140,7 @@ def profile_level(spark, path: str, level: int, top: int) -> None:
         prof.disable()
         _log(f"  {name} in-process over {count} slices: {time.perf_counter() - w0:.3f} s wall, "
              f"{_cpu() - c0:.3f} s CPU, {out:,} rows")
-        for bucket, seconds in sorted(_bucketed(prof).items(), key=lambda kv: -kv[1]):
+        for bucket, seconds in sorted(cumulative_by_entry(prof, BUCKETS).items(), key=lambda kv: -kv[1]):
             _log(f"    {bucket}: {seconds:.3f} s")
         pstats.Stats(prof).sort_stats("tottime").print_stats(top)
     # the parquet read of the same base files

@@ -37,7 +37,7 @@ from collections import defaultdict
 import numpy as np
 import pyarrow as pa
 
-from benchmarks.run import _log, machine, publish
+from benchmarks.run import _log, cumulative_by_entry, machine, publish
 
 TASK_ROWS = 500_000
 DEFAULT_ROWS = 5_000_000
@@ -71,18 +71,14 @@ def _by_stage(profile: cProfile.Profile, wall: float) -> dict[str, float]:
     stats) is "other"."""
     from hudi_engine.write.tasks import Prepare
 
-    keygen = (Prepare.__call__.__code__.co_filename, Prepare.__call__.__code__.co_firstlineno)
+    code = Prepare.__call__.__code__
+    keygen = (code.co_filename, code.co_firstlineno, code.co_name)
     stats = pstats.Stats(profile).stats  # type: ignore[attr-defined]
-    out: dict[str, float] = defaultdict(float)
-    for (filename, line, function), (_, _, _, cumulative, _) in stats.items():
-        if (filename, line) == keygen:
-            out["key generation, validation"] += cumulative
-            continue
-        for (fragment, name), stage in STAGES:
-            if stage and fragment in filename and function == name:
-                out[stage] += cumulative
+    out = cumulative_by_entry(profile, STAGES)
+    if keygen in stats:
+        out["key generation, validation"] = stats[keygen][3]
     out["other: meta columns, Arrow concatenation, stats"] = max(0.0, wall - sum(out.values()))
-    return dict(out)
+    return out
 
 
 def task_profile() -> list[tuple[str, dict[str, float], float]]:

@@ -78,6 +78,21 @@ SCHEMA_DOC = ("uuid string (record key), ts long (ordering field), region string
               "passengers int, rating int, status string, event_time timestamp")
 
 
+def cumulative_by_entry(profile, entries) -> dict[str, float]:
+    """Cumulative seconds of a cProfile run per named entry point: ``entries`` are
+    ((file name ending, function), name) pairs, their times summed per name."""
+    import pstats
+    from collections import defaultdict
+
+    stats = pstats.Stats(profile).stats  # type: ignore[attr-defined]
+    out: dict[str, float] = defaultdict(float)
+    for (filename, _, function), (_, _, _, cumulative, _) in stats.items():
+        for (ending, name), label in entries:
+            if filename.endswith(ending) and function == name:
+                out[label] += cumulative
+    return dict(out)
+
+
 class BenchError(AssertionError):
     """A write produced something other than what it was given."""
 

@@ -223,6 +223,15 @@ SCHEMA_RECONCILE = define("hoodie.datasource.write.reconcile.schema", False,
                           "Keep the table schema when the batch lacks columns: they are written as nulls.")
 SET_NULL_FOR_MISSING_COLUMNS = define("hoodie.write.set.null.for.missing.columns", False,
                                       "Write the table's columns a batch lacks as nulls; otherwise the write fails.")
+WRITE_PARTIAL_UPDATE_SCHEMA = define(
+    "hoodie.write.partial.update.schema", "",
+    "Avro record schema of the columns an upsert's updates carry (Hudi 1.x, table version 8+; MERGE INTO sets "
+    "it). Merge-on-read logs write those columns only, in blocks marked IS_PARTIAL; every other column keeps "
+    "the stored value, on read, at compaction and in copy-on-write merges.")
+MERGE_INTO_PARTIAL_UPDATES = define(
+    "hoodie.spark.sql.merge.into.partial.updates", True,
+    "MERGE INTO on a merge-on-read table of version 8+ logs only the columns its UPDATE SET assigns (and the "
+    "ordering fields), when it assigns fewer than all.")
 STREAMING_CHECKPOINT_IDENTIFIER = define(
     "hoodie.datasource.write.streaming.checkpoint.identifier", "default_single_writer",
     "Names a writeStream's batch ids in the commits it makes; each streaming query writing a table needs its own.")

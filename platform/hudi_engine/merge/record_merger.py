@@ -17,6 +17,7 @@ from .. import config as C
 from ..config import HoodieConfig
 from ..schema.meta_fields import META_FIELDS, RECORD_KEY
 from .custom import run_merger
+from .keep_values import filled_from_stored
 from .partial import PARTIAL_PAYLOAD_MERGE_MODES, partial_winners, with_stored_values
 
 OP_COLUMN = "_hoodie_op"
@@ -210,7 +211,8 @@ def merge(stored: pa.Table | None, incoming: pa.Table, spec: MergeSpec) -> Merge
     incoming = deduplicate(incoming, spec)
     deletes = is_delete(incoming)
     if stored is None or stored.num_rows == 0:
-        written = incoming.filter(pa.array(~deletes))
+        written = filled_from_stored(incoming.filter(pa.array(~deletes)),
+                                     incoming.slice(0, 0) if stored is None else stored)
         return MergeResult(stored.slice(0, 0) if stored is not None else pa.table({}),
                            written, 0, written.num_rows, 0, written[RECORD_KEY].combine_chunks())
 
@@ -244,6 +246,8 @@ def merge(stored: pa.Table | None, incoming: pa.Table, spec: MergeSpec) -> Merge
     written = incoming.filter(pa.array(write_mask))
     if spec.partial and (write_mask & matched).any():
         written = with_stored_values(written, stored.filter(pa.array(touched)), _NOT_FILLED)
+    # Partial records (IS_PARTIAL) take the columns they lack from the stored record.
+    written = filled_from_stored(written, stored.filter(pa.array(touched)))
     return MergeResult(
         kept=stored.filter(pa.array(keep_stored)),
         written=written,

@@ -2,7 +2,9 @@
 the ``hudi`` data source's tasks and compaction. One task holds one file group's merge."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from itertools import groupby
 from typing import NamedTuple
 
@@ -15,6 +17,7 @@ from ..file_group.fs_view import FileSlice
 from ..file_group.log_file import BlockType, LogBlock, avro_blocks_records, data_block_records, delete_block_keys
 from ..file_group.log_scanner import Visibility, read_valid_blocks
 from ..keygen import KeyGenerator
+from ..merge.keep_values import absent_masks, with_absent
 from ..merge.record_merger import IS_DELETED, OP_COLUMN, MergeSpec, merge
 from ..schema.arrow import conform
 from ..schema.meta_fields import COMMIT_TIME, RECORD_KEY
@@ -73,13 +76,18 @@ def combined_log(storage: Storage, file_slice: FileSlice, schema: pa.Schema, how
 def logged_rows(storage: Storage, file_slice: FileSlice, schema: pa.Schema, how: SliceMerge) -> pa.Table:
     """The rows the slice's log writes over its base file (updates and inserts, less those an older
     ordering value loses), in ``schema``: with the base rows the log leaves, the slice's snapshot.
-    Only the base file's keys and ordering values are read, and only under event-time merging."""
+    Only the base file's keys and ordering values are read, and only under event-time merging,
+    and the columns partial records lack."""
     log = combined_log(storage, file_slice, schema, how)
     if log is None or log.num_rows == 0:
         return schema.empty_table()
     spec, base = how.spec, None
-    if file_slice.base_file is not None and spec.ordered:
-        base = _base_columns(storage, file_slice.base_file.path, _merge_columns(log, spec))
+    lacking = absent_masks(log)
+    if file_slice.base_file is not None and (spec.ordered or lacking):
+        columns = _merge_columns(log, spec)
+        # Partial records take the columns they lack from their base rows.
+        columns = pa.schema(list(columns) + [log.schema.field(n) for n in lacking if n not in columns.names])
+        base = _base_columns(storage, file_slice.base_file.path, columns)
     written = merge(base, log, replace(spec, dedup=False)).written
     return conform(written.drop_columns([OP_COLUMN]), schema)
 
@@ -131,20 +139,37 @@ def log_parts(storage: Storage, file_slice: FileSlice, work: pa.Schema, how: Sli
     """The records of the slice's valid log blocks, in log order, in the ``work`` schema. Avro
     blocks in a row with one writer schema are decoded together, as one part."""
     parts = []
-    for (kind, _), run in groupby(read_valid_blocks(storage, file_slice.log_files, how.visibility), key=_decoded_with):
+    for (kind, _, _), run in groupby(read_valid_blocks(storage, file_slice.log_files, how.visibility),
+                                     key=_decoded_with):
         blocks = list(run)
         if kind == BlockType.DELETE_BLOCK:
             parts += [LogPart(DELETES, _deleted_keys(delete_block_keys(b), work, how.spec)) for b in blocks]
         elif kind == BlockType.AVRO_DATA_BLOCK:
-            parts.append(LogPart(DATA, _with_keys(conform(avro_blocks_records(blocks, work.names), work), how)))
+            parts.append(_data_part(avro_blocks_records(blocks, work.names), blocks[0], work, how))
         elif kind == BlockType.PARQUET_DATA_BLOCK:
-            parts += [LogPart(DATA, _with_keys(conform(data_block_records(b, work.names), work), how)) for b in blocks]
+            parts += [_data_part(data_block_records(b, work.names), b, work, how) for b in blocks]
     return parts
 
 
+def _data_part(records: pa.Table, block: LogBlock, work: pa.Schema, how: SliceMerge) -> LogPart:
+    """A data block's records in ``work``; those of a partial block say which columns they lack."""
+    rows = _with_keys(conform(records, work), how)
+    if block.is_partial:
+        carried = _schema_fields(block.schema or "")
+        rows = with_absent(rows, [n for n in work.names if n not in carried])
+    return LogPart(DATA, rows)
+
+
+@lru_cache(maxsize=64)
+def _schema_fields(avro_schema_json: str) -> frozenset[str]:
+    return frozenset(f["name"] for f in json.loads(avro_schema_json).get("fields", ()))
+
+
 def _decoded_with(block: LogBlock) -> tuple:
-    """Blocks decoded as one have equal values: Avro data blocks of one writer schema."""
-    return (block.block_type, block.schema if block.block_type == BlockType.AVRO_DATA_BLOCK else id(block))
+    """Blocks decoded as one have equal values: Avro data blocks of one writer schema, partial or not."""
+    if block.block_type != BlockType.AVRO_DATA_BLOCK:
+        return (block.block_type, id(block), False)
+    return (block.block_type, block.schema, block.is_partial)
 
 
 def _work_schema(schema: pa.Schema, how: SliceMerge | None) -> pa.Schema:

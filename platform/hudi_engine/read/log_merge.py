@@ -11,7 +11,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..merge.record_merger import DELETE, OP_COLUMN, MergeSpec, deduplicate, merge, ordering_missing
+from ..merge.keep_values import ABSENT, fold_versions, has_absent
+from ..merge.record_merger import (DELETE, OP_COLUMN, MergeSpec, deduplicate, is_delete, is_older, merge,
+                                   ordering_missing)
 from ..schema.meta_fields import RECORD_KEY
 
 DATA, DELETES = "data", "delete"
@@ -41,9 +43,19 @@ def combine_log_records(parts: list[LogPart], spec: MergeSpec) -> pa.Table | Non
     if log.num_rows == 0:
         return log
     log = _drop_superseded_by_deletes(log, spec)
+    if has_absent(log):
+        return fold_versions(log, lambda older, newer: _older_wins(older, newer, spec), is_delete)
     # Commit-time merging: the last write wins whatever its ordering value (Hudi's overwrite payload).
     return deduplicate(log, replace(spec, ordering_fields=spec.ordering_fields if spec.event_time else (),
                                     dedup=True))
+
+
+def _older_wins(older: pa.Table, newer: pa.Table, spec: MergeSpec) -> np.ndarray:
+    """Where the earlier version of a key survives the later one: a larger ordering value under
+    event-time merging; never by commit time."""
+    if not spec.ordered:
+        return np.zeros(older.num_rows, dtype=bool)
+    return is_older([newer[f] for f in spec.ordering_fields], [older[f] for f in spec.ordering_fields])
 
 
 def _drop_superseded_by_deletes(log: pa.Table, spec: MergeSpec) -> pa.Table:
@@ -85,7 +97,9 @@ def merge_slice(base: pa.Table | None, parts: list[LogPart], spec: MergeSpec) ->
 
 def unmerged_slice(base: pa.Table | None, parts: list[LogPart]) -> pa.Table | None:
     """``skip_merge``: base rows and every logged record as found; deletes are not applied."""
-    tables = ([base] if base is not None else []) + [p.records for p in parts if p.kind == DATA]
+    tables = ([base] if base is not None else []) + [
+        p.records.drop_columns([ABSENT]) if ABSENT in p.records.column_names else p.records
+        for p in parts if p.kind == DATA]
     if not tables:
         return None
     return pa.concat_tables(tables, promote_options="permissive")

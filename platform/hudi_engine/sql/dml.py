@@ -15,9 +15,13 @@ from ..api.writes import write
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError, HoodieValidationError
 from ..keygen import partition_field_names
-from ..merge.record_merger import DELETE, OP_COLUMN
+from ..index.tagging import GLOBAL_INDEXES, index_type
+from ..merge.keep_values import PARTIAL_UPDATE
+from ..merge.partial import partial_update
+from ..merge.record_merger import DELETE, OP_COLUMN, merge_mode
 from ..read.plan import table_schema
 from ..read.reader import read
+from ..schema.avro import arrow_to_avro, to_json
 from ..schema.meta_fields import without_meta_fields
 from ..table.meta_client import HoodieTable
 from .catalog import CatalogTable
@@ -33,6 +37,7 @@ class Target:
     def __init__(self, entry: CatalogTable, options: dict[str, str]):
         self.entry, self.options = entry, options
         table = HoodieTable.load(entry.path)
+        self.table = table
         self.schema: pa.Schema = without_meta_fields(table_schema(table))
         cfg = table.config
         self.keys = tuple(cfg.get_list(C.RECORDKEY_FIELDS))
@@ -42,8 +47,8 @@ class Target:
     def cast(self, name: str, value: Column) -> Column:
         return value.cast(from_arrow_type(self.schema.field(name).type)).alias(name)
 
-    def write(self, rows: DataFrame, operation: str) -> str:
-        return write(rows, self.entry.path, {**self.options, C.OPERATION.key: operation})
+    def write(self, rows: DataFrame, operation: str, options: dict[str, str] | None = None) -> str:
+        return write(rows, self.entry.path, {**self.options, **(options or {}), C.OPERATION.key: operation})
 
     def rows(self, spark: SparkSession, alias: str | None) -> DataFrame:
         return read(spark, self.entry.path).select(*self.columns).alias(alias or self.entry.table)
@@ -144,10 +149,35 @@ def merge(spark: SparkSession, stmt: Merge, target: Target, query: SparkSql) -> 
                 value = F.when(F.col(_CLAUSE) == i, clause_values[column]).otherwise(value)
             out.append(target.cast(column, value))
         deletes = [i for i, c in enumerate(stmt.clauses) if c.action == "delete"]
-        op = F.when(F.col(_CLAUSE).isin(deletes), F.lit(DELETE)).otherwise(F.lit("U")) if deletes else F.lit("U")
-        return target.write(chosen.select(*out, op.alias(OP_COLUMN)), "upsert")
+        partial = _partial_update_schema(stmt, target)
+        updates = [i for i, c in enumerate(stmt.clauses) if c.action == "update"] if partial else []
+        op = F.lit("U")
+        for marked, mark in ((deletes, DELETE), (updates, PARTIAL_UPDATE)):
+            if marked:
+                op = F.when(F.col(_CLAUSE).isin(marked), F.lit(mark)).otherwise(op)
+        return target.write(chosen.select(*out, op.alias(OP_COLUMN)), "upsert",
+                            {C.WRITE_PARTIAL_UPDATE_SCHEMA.key: partial} if partial else None)
     finally:
         joined.unpersist()
+
+
+def _partial_update_schema(stmt: Merge, target: Target) -> str | None:
+    """The Avro schema of what the UPDATE clauses assign, when MERGE INTO logs partial updates as
+    Hudi's does: a merge-on-read table of version 8+, fewer than all columns assigned,
+    ``hoodie.spark.sql.merge.into.partial.updates`` on, no global index, no CUSTOM merger or
+    partial update mode of the table's own. Matched rows are logged with those columns (and what
+    identifies and orders a record); inserted ones whole."""
+    table = target.table
+    cfg = HoodieConfig({**table.config.raw(), **target.options})
+    updates = [c for c in stmt.clauses if c.action == "update"]
+    if (table.table_type != "MERGE_ON_READ" or table.version < 8 or not updates
+            or any(c.assignments is None for c in updates) or not cfg.get(C.MERGE_INTO_PARTIAL_UPDATES)
+            or index_type(cfg) in GLOBAL_INDEXES or merge_mode(cfg) == "CUSTOM" or partial_update(cfg)):
+        return None
+    assigned = {target.check_column(name, "MERGE INTO ... UPDATE") for c in updates for name, _ in c.assignments or ()}
+    if set(target.columns) <= assigned:
+        return None
+    return to_json(arrow_to_avro(pa.schema([f for f in target.schema if f.name in assigned]), target.entry.table))
 
 
 def _is_upsert(stmt: Merge, target: Target, alias: str, source_alias: str) -> bool:

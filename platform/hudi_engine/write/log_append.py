@@ -14,9 +14,12 @@ from ..file_group.base_file import WriteContext, ensure_partition_metadata, writ
 from ..file_group.fs_view import FileSlice
 from ..file_group.log_file import LogWriter, avro_data_block, delete_block, parquet_data_block
 from ..file_group.markers import marker_path
-from ..merge.record_merger import MergeSpec, deduplicate, is_delete, operation_deletes_unordered, ordering_struct
+from ..merge.keep_values import PARTIAL_UPDATE
+from ..merge.record_merger import (OP_COLUMN, MergeSpec, deduplicate, is_delete, operation_deletes_unordered,
+                                   ordering_struct)
 from ..schema.arrow import conform, repeat_string
 from ..schema.meta_fields import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, PARTITION_PATH, RECORD_KEY
+from .partial_writes import partial_block_schema, partial_rows
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,7 @@ class AppendFileGroup:
     ctx: WriteContext
     targets: dict[tuple[str, str], AppendTarget]     # by (partition path, file id)
     spec: MergeSpec
+    carried: frozenset[str] | None = None     # the columns partial updates carry (partial_writes)
 
     def __call__(self, group: tuple[str, str], incoming: pa.Table, task_partition: int, token: str) -> list[dict]:
         target = self.targets[group]
@@ -78,9 +82,13 @@ class AppendFileGroup:
         writer = LogWriter(self.ctx.storage, target.partition, file_id, target.base_instant,
                            version=target.version, write_token=token, max_size=cfg.get(C.LOGFILE_MAX_SIZE))
         blocks = []
-        if upserts.num_rows:
-            rows = self._stamp(upserts, file_id, task_partition)
-            blocks += [self._data_block(chunk) for chunk in block_chunks(rows, cfg.get(C.LOGFILE_DATA_BLOCK_MAX_SIZE))]
+        partial = self._partial(upserts)
+        for rows, carried in ((upserts.filter(pa.array(~partial)), None), (upserts.filter(pa.array(partial)),
+                                                                            self.carried)):
+            if rows.num_rows:
+                rows = self._stamp(rows, file_id, task_partition)
+                blocks += [self._data_block(chunk, carried)
+                           for chunk in block_chunks(rows, cfg.get(C.LOGFILE_DATA_BLOCK_MAX_SIZE))]
         if removed.num_rows:
             blocks.append(delete_block(self._deleted_keys(removed), self.ctx.instant,
                                        self.ctx.avro_footer_schema))
@@ -114,12 +122,23 @@ class AppendFileGroup:
                                pc.binary_join_element_wise(prefix, seq, ""))
         return rows.set_column(rows.schema.get_field_index(FILE_NAME), FILE_NAME, repeat_string(file_id, n))
 
-    def _data_block(self, rows: pa.Table):
+    def _partial(self, upserts: pa.Table) -> np.ndarray:
+        """The upserts that carry only the partial-update columns (marked PARTIAL_UPDATE)."""
+        if self.carried is None or OP_COLUMN not in upserts.column_names:
+            return np.zeros(upserts.num_rows, dtype=bool)
+        return pc.fill_null(pc.equal(upserts[OP_COLUMN], PARTIAL_UPDATE), False).to_numpy(zero_copy_only=False)
+
+    def _data_block(self, rows: pa.Table, carried: frozenset[str] | None):
+        """A data block of ``rows``; with ``carried``, of those columns only, marked IS_PARTIAL."""
+        schema = self.ctx.avro_footer_schema
+        if carried is not None:
+            schema, rows = partial_block_schema(schema, carried), partial_rows(rows, carried)
         fmt = self.ctx.config.get_str(C.LOGFILE_DATA_BLOCK_FORMAT).lower()
         if fmt == "parquet":
-            return parquet_data_block(rows, self.ctx.avro_footer_schema, self.ctx.instant,
-                                      compression=self.ctx.config.get_str(C.PARQUET_COMPRESSION))
-        return avro_data_block(rows, self.ctx.avro_footer_schema, self.ctx.instant)
+            return parquet_data_block(rows, schema, self.ctx.instant,
+                                      compression=self.ctx.config.get_str(C.PARQUET_COMPRESSION),
+                                      partial=carried is not None)
+        return avro_data_block(rows, schema, self.ctx.instant, partial=carried is not None)
 
     def _deleted_keys(self, removed: pa.Table) -> pa.Table:
         """Keys for the delete block. Deletes from the delete operation carry no ordering value

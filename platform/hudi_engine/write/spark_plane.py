@@ -48,7 +48,7 @@ class SparkPlane:
         if any(f not in {d.name for d in data} for f in ordering):
             return None         # a nested ordering field: the Python pass refuses it by name
         op = (F.coalesce(F.col(OP_COLUMN), F.lit("U")) if OP_COLUMN in df.columns
-              else F.lit("D" if prepare.delete_op else "U"))
+              else F.lit(prepare.default_op))
         checks = []
         for field in ordering:
             null = _column(field).isNull()

@@ -18,6 +18,7 @@ from ..file_group.base_file import BaseFileWriter, WriteContext, continued_filte
 from ..file_group.naming import new_file_id
 from ..file_group.tasks import stats_batch, task_identity
 from ..keygen import KeyGenerator
+from ..merge.keep_values import PARTIAL_UPDATE, with_absent
 from ..merge.record_merger import OP_COLUMN, MergeSpec, merge, operation_deletes_unordered
 from ..schema.arrow import conform, repeat_string
 from ..schema.meta_fields import PARTITION_PATH, RECORD_KEY
@@ -43,6 +44,12 @@ class Prepare:
     keygen: KeyGenerator
     ordering_fields: tuple[str, ...]
     delete_op: bool
+    partial_op: bool = False    # upserts carry only some columns (marked PARTIAL_UPDATE)
+
+    @property
+    def default_op(self) -> str:
+        """The operation of an input row that does not mark its own."""
+        return "D" if self.delete_op else PARTIAL_UPDATE if self.partial_op else "U"
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -63,7 +70,7 @@ class Prepare:
             paths = self.keygen.partition_paths(batch)
             out = batch.append_column(RECORD_KEY, keys).append_column(PARTITION_PATH, paths)
             if ops is None:
-                ops = repeat_string("D" if self.delete_op else "U", batch.num_rows)
+                ops = repeat_string(self.default_op, batch.num_rows)
             yield out.append_column(OP_COLUMN, ops)
 
 
@@ -80,6 +87,7 @@ class WriteFileGroup:
     targets: dict[GroupKey, Target]
     spec: MergeSpec
     append: AppendFileGroup | None = None
+    carried: frozenset[str] | None = None     # the columns partial updates carry (partial_writes)
 
     def __call__(self, key: tuple, group: pa.Table, task: tuple[int, str] | None = None) -> pa.Table:
         """``key``: the group's (partition path, file id), as Spark's grouping hands them or plain;
@@ -96,6 +104,11 @@ class WriteFileGroup:
             stored, footer = read_base_file_and_footer(self.ctx.storage, target.base_path)
             stored = conform(stored, self.ctx.file_schema)
             bloom = continued_filter(footer, self.ctx.config)
+        if self.carried is not None:
+            incoming = with_absent(conform(incoming, self._incoming_schema(incoming)),
+                                   [f.name for f in self.ctx.data_schema if f.name not in self.carried],
+                                   pc.fill_null(pc.equal(incoming[OP_COLUMN], PARTIAL_UPDATE), False)
+                                   .to_numpy(zero_copy_only=False))
         result = merge(stored, operation_deletes_unordered(incoming, self.spec), self.spec)
         writer = BaseFileWriter(self.ctx, target.partition, file_id, token,
                                 "MERGE" if target.base_path else "CREATE", target.prev_commit, bloom)
@@ -112,6 +125,12 @@ class WriteFileGroup:
             stat["cdcStats"] = write_cdc_log(self.ctx, target.partition, file_id, token,
                                              cdc_changes(stored, written, dropped))
         return pa.Table.from_batches([stats_batch([stat])])
+
+    def _incoming_schema(self, incoming: pa.Table) -> pa.Schema:
+        """The file's columns and the incoming ones beyond them (key, operation), so a partial
+        update's rows have every column to fill."""
+        extra = [f for f in incoming.schema if f.name not in self.ctx.file_schema.names]
+        return pa.schema(list(self.ctx.file_schema) + extra)
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from ..file_group.markers import marked_data_files
 from ..index.tagging import BUCKET, check_engine, index_type, is_consistent_hashing
 from ..keygen import key_generator_from_config
 from ..merge.custom import custom_merger_name
+from ..merge.keep_values import updated_columns
 from ..merge.partial import partial_update
 from ..merge.record_merger import OP_COLUMN, MergeSpec, merge_mode, ordering_fields
 from ..metadata_table.reader import table_view
@@ -46,6 +47,7 @@ from ..transaction.metadata.writer import ensure_metadata
 from ..transaction.transaction import Transaction
 from . import operations
 from .log_append import AppendFileGroup, AppendTarget, append_target
+from .partial_writes import carried_columns, check_partial_write
 from .arrow_plane import ArrowPlane
 from .plane import Plane
 from .planner import GroupKey, SizingPolicy, Target, shuffle_parallelism, sizing_policy, timeline_record_size
@@ -204,6 +206,7 @@ class WriteJob:
         self.ordering = ordering_fields(cfg)
         self.partial = partial_update(cfg)
         self.custom = custom_merger_name(cfg)
+        self.carried: frozenset[str] | None = None     # set with the write schema (partial_writes)
         self.index = index_type(cfg)
         self.consistent = is_consistent_hashing(cfg)
         # Conflicts under the simple bucket engine are by bucket number; consistent buckets' file
@@ -234,6 +237,9 @@ class WriteJob:
     def run(self) -> str:
         self._check_input()
         data_schema = self._write_schema()
+        self.carried = carried_columns(self.cfg, self.keygen, self.ordering, data_schema.names)
+        if self.carried is not None:
+            check_partial_write(self.cfg, self.table.version, self.operation, self.index, self.custom, self.partial)
         avro = arrow_to_avro(data_schema, self.table.name)
         self.schema_json = to_json(avro)
         requested = b""
@@ -283,7 +289,7 @@ class WriteJob:
     def _execute(self) -> tuple[list[dict], dict[str, list[str]] | None]:
         if self.operation == "delete_partition":
             return [], operations.delete_partitions(self)
-        prepare = Prepare(self.keygen, self.ordering, self.operation == "delete")
+        prepare = Prepare(self.keygen, self.ordering, self.operation == "delete", self.carried is not None)
         if self.operation == "bulk_insert" and self.index != BUCKET:
             return operations.bulk_insert(self, prepare), None
         prepared = self.plane.prepared(prepare)
@@ -330,6 +336,14 @@ class WriteJob:
             raise HoodieValidationError(
                 f"the input's schema cannot be merged into table {self.table.name}: {problem}")
         missing = [f.name for f in current if f.name not in incoming.names]
+        updated = updated_columns(self.cfg)
+        if updated is not None:
+            # A partial update carries its columns; the others keep their stored values.
+            missing = [name for name in missing if name in updated]
+            if missing:
+                raise HoodieValidationError(
+                    f"the input lacks column(s) {', '.join(missing)} that {C.WRITE_PARTIAL_UPDATE_SCHEMA.key} "
+                    "says this upsert updates: add them to the input or leave them out of the schema")
         if missing and not (self.cfg.get(C.SCHEMA_RECONCILE) or self.cfg.get(C.SET_NULL_FOR_MISSING_COLUMNS)):
             raise HoodieValidationError(
                 f"the input lacks column(s) {', '.join(missing)} of table {self.table.name}, and Hudi does not "
@@ -377,7 +391,8 @@ class WriteJob:
         spec = MergeSpec(self.ordering, self.combine(),
                          merge_mode(self.cfg) == "EVENT_TIME_ORDERING", self.partial, self.custom)
         return WriteFileGroup(self.ctx, targets, spec,
-                              AppendFileGroup(self.ctx, appends, spec) if appends else None)
+                              AppendFileGroup(self.ctx, appends, spec, self.carried) if appends else None,
+                              self.carried)
 
     def combine(self) -> bool:
         prop = {"upsert": C.COMBINE_BEFORE_UPSERT, "delete": C.COMBINE_BEFORE_DELETE}.get(

@@ -22,16 +22,23 @@ _INT = struct.Struct(">i")
 _HEAD = struct.Struct(">ii")
 
 
-def avro_data_block(table: pa.Table, avro_schema_json: str, instant: str) -> LogBlock:
+def avro_data_block(table: pa.Table, avro_schema_json: str, instant: str, partial: bool = False) -> LogBlock:
     """A block of ``table``'s rows written with ``avro_schema_json`` (the writer schema, meta
-    fields included, exactly the text the header should carry) by the write at ``instant``."""
+    fields included, exactly the text the header should carry) by the write at ``instant``;
+    ``partial``: the schema holds only the columns the records update (IS_PARTIAL)."""
     datums = encode_records(table, avro_schema_json)
     lengths = pc.binary_length(datums).to_numpy(zero_copy_only=False).astype(">i4")
     framed = join(fixed_width(lengths.view(np.uint8).reshape(-1, 4)), datums)
     content = _HEAD.pack(BLOCK_CONTENT_VERSION, table.num_rows) + concatenated(framed)
-    return LogBlock(BlockType.AVRO_DATA_BLOCK,
-                    {HeaderKey.INSTANT_TIME: instant, HeaderKey.SCHEMA: avro_schema_json},
+    return LogBlock(BlockType.AVRO_DATA_BLOCK, data_block_header(instant, avro_schema_json, partial),
                     content=content)
+
+
+def data_block_header(instant: str, avro_schema_json: str, partial: bool) -> dict[HeaderKey, str]:
+    header = {HeaderKey.INSTANT_TIME: instant, HeaderKey.SCHEMA: avro_schema_json}
+    if partial:
+        header[HeaderKey.IS_PARTIAL] = "true"
+    return header
 
 
 def avro_block_records(block: LogBlock, columns: Collection[str] | None = None) -> pa.Table:

@@ -57,6 +57,12 @@ class LogBlock:
         return self.header.get(HeaderKey.SCHEMA)
 
     @property
+    def is_partial(self) -> bool:
+        """Whether the block's records carry only the columns of its header schema, the others
+        keeping earlier versions' values (Hudi 1.1's IS_PARTIAL)."""
+        return self.header.get(HeaderKey.IS_PARTIAL, "").strip().lower() == "true"
+
+    @property
     def command_type(self) -> CommandType | None:
         raw = self.header.get(HeaderKey.COMMAND_BLOCK_TYPE)
         return None if raw is None else CommandType(int(raw))

@@ -15,21 +15,21 @@ import pyarrow.parquet as pq
 from ...config import PARQUET_COMPRESSION
 from ...schema.arrow import conform, parquet_codec
 from ...schema.avro import avro_to_arrow
+from .avro_block import data_block_header
 from .block import LogBlock
-from .format import BlockType, HeaderKey
+from .format import BlockType
 
 
 def parquet_data_block(table: pa.Table, avro_schema_json: str, instant: str,
-                       compression: str = PARQUET_COMPRESSION.default) -> LogBlock:
+                       compression: str = PARQUET_COMPRESSION.default, partial: bool = False) -> LogBlock:
     """A block of ``table``'s rows in the Arrow shape of ``avro_schema_json`` (the writer schema,
-    meta fields included), written by the write at ``instant``."""
+    meta fields included), written by the write at ``instant``; ``partial`` as for Avro blocks."""
     table = conform(table, avro_to_arrow(avro_schema_json))
     sink = pa.BufferOutputStream()
     with pq.ParquetWriter(sink, table.schema, compression=parquet_codec(compression), store_schema=False) as writer:
         writer.write_table(table, row_group_size=max(table.num_rows, 1))
         writer.add_key_value_metadata({"parquet.avro.schema": avro_schema_json, "writer.model.name": "avro"})
-    return LogBlock(BlockType.PARQUET_DATA_BLOCK,
-                    {HeaderKey.INSTANT_TIME: instant, HeaderKey.SCHEMA: avro_schema_json},
+    return LogBlock(BlockType.PARQUET_DATA_BLOCK, data_block_header(instant, avro_schema_json, partial),
                     content=sink.getvalue().to_pybytes())
 
 

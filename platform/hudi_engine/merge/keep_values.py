@@ -93,17 +93,24 @@ def overlay(winner: pa.Table, loser: pa.Table) -> pa.Table:
 
 
 def _lacked_by_both(a: pa.Table, b: pa.Table) -> pa.Array:
-    """Per row, the columns both ``a`` and ``b`` lack, as :data:`ABSENT` values."""
-    left = set_lists(a)
-    right = set_lists(b)
-    joined = [_SEP.join(sorted(x & y)) or None for x, y in zip(left, right)]
-    return pa.array(joined, pa.string())
+    """Per row, the columns both ``a`` and ``b`` lack, as :data:`ABSENT` values (worked out once
+    per distinct pair: a log holds few partial schemas)."""
+    left, left_sets = _codes(a)
+    right, right_sets = _codes(b)
+    width = len(right_sets)
+    pairs, at = np.unique(left * width + right, return_inverse=True)
+    joined = [_SEP.join(sorted(left_sets[p // width] & right_sets[p % width])) or None for p in pairs]
+    return pa.array(joined, pa.string()).take(pa.array(at.reshape(-1)))
 
 
-def set_lists(table: pa.Table) -> list[frozenset[str]]:
+def _codes(table: pa.Table) -> tuple[np.ndarray, list[frozenset[str]]]:
+    """Each row's :data:`ABSENT` as a code into the list of distinct sets (the last one empty)."""
     if ABSENT not in table.column_names:
-        return [frozenset()] * table.num_rows
-    return [frozenset(v.split(_SEP)) if v else frozenset() for v in table[ABSENT].to_pylist()]
+        return np.zeros(table.num_rows, dtype=np.int64), [frozenset()]
+    encoded = pc.dictionary_encode(table[ABSENT]).combine_chunks()
+    sets = [frozenset(v.split(_SEP)) if v else frozenset() for v in encoded.dictionary.to_pylist()]
+    codes = pc.fill_null(encoded.indices, len(sets)).to_numpy(zero_copy_only=False).astype(np.int64)
+    return codes, sets + [frozenset()]
 
 
 def _set_absent(table: pa.Table, column: pa.Array) -> pa.Table:

@@ -360,6 +360,26 @@ METADATA_COLUMN_STATS_FILE_GROUP_COUNT = define("hoodie.metadata.index.column.st
                                                 "File groups of the column_stats partition.")
 METADATA_EXPRESSION_INDEX_FILE_GROUP_COUNT = define("hoodie.metadata.index.expression.file.group.count", 2,
                                                     "File groups of each expression index partition.")
+METADATA_EXPRESSION_INDEX_ENABLE = define(
+    "hoodie.metadata.index.expression.enable", False,
+    "With hoodie.metadata.index.expression.column and .options, a write defines that expression index (Hudi "
+    "1.0.1+) when the table has none on the column with the same function, and builds it. Expression indexes "
+    "made by CREATE INDEX are kept in step whatever this says; DROP INDEX removes them.")
+METADATA_EXPRESSION_INDEX_COLUMN = define("hoodie.metadata.index.expression.column", None,
+                                          "Column of the expression index a write defines "
+                                          "(hoodie.metadata.index.expression.enable).")
+METADATA_EXPRESSION_INDEX_OPTIONS = define(
+    "hoodie.metadata.index.expression.options", None,
+    "Options of the expression index a write defines, comma separated key=value pairs as CREATE INDEX's OPTIONS "
+    "(expr=from_unixtime,format=yyyy-MM-dd); expr is required.")
+EXPRESSION_INDEX_TYPE = define("hoodie.expression.index.type", "COLUMN_STATS",
+                               "What the expression index a write defines keeps per file.",
+                               choices=("COLUMN_STATS", "BLOOM_FILTERS"))
+METADATA_SECONDARY_INDEX_COLUMN = define("hoodie.metadata.index.secondary.column", None,
+                                         "A write defines a secondary index on this column (Hudi 1.0.1+) when the "
+                                         "table has none on it, and builds it (the record index is needed).")
+INDEX_NAME = define("hoodie.index.name", None,
+                    "Name of the secondary or expression index a write defines; default: the column's name.")
 METADATA_COLUMN_STATS_COLUMNS = define("hoodie.metadata.index.column.stats.column.list", None,
                                        "Columns (comma separated) to keep stats for; unset: the first "
                                        "max.columns.to.index columns of the schema.")

@@ -313,3 +313,34 @@ def refusals(spark, path, name):
         v6 = HoodieTable(v6.storage, {**v6.props, "hoodie.table.version": "6"})
         create_index(spark, v6, "old", "ts", "column_stats", index_options={"expr": "lower"})
     assert not any("bad" in p for p in HoodieTable.load(path).props["hoodie.table.metadata.partitions"].split(","))
+
+
+@pytest.mark.spark
+def test_defined_by_writer_options_as_hudi_1_0_1_does(spark, tmp_path):
+    """``hoodie.metadata.index.expression.enable`` with the column, options, type and
+    ``hoodie.index.name``: the write defines the index CREATE INDEX would, builds it and keeps it in
+    step; the same options again define nothing new, and the indexes stay when they are left out."""
+    path = str(tmp_path / "rides")
+    opts = {**options("COPY_ON_WRITE"), "hoodie.datasource.write.operation": "insert"}
+    day = {"hoodie.metadata.index.expression.enable": "true", "hoodie.metadata.index.expression.column": "ts",
+           "hoodie.metadata.index.expression.options": "expr='from_unixtime', format='yyyy-MM-dd'",
+           "hoodie.index.name": "idx_day"}
+    write(batch(spark, range(0, 12), 0, 1), path, {**opts, **day})
+    driver = {**day, "hoodie.metadata.index.expression.column": "driver", "hoodie.index.name": "idx_driver",
+              "hoodie.metadata.index.expression.options": "expr=lower", "hoodie.expression.index.type": "BLOOM_FILTERS"}
+    write(batch(spark, range(12, 24), 2, 1, "bob"), path, {**opts, **driver})
+    defs = json.loads((Path(path) / ".hoodie/.index_defs/index.json").read_text())["indexDefinitions"]
+    assert defs[DAY] == {"indexName": DAY, "indexType": "column_stats", "indexFunction": "from_unixtime",
+                         "sourceFields": ["ts"], "indexOptions": {"expr": "from_unixtime", "format": "yyyy-MM-dd"},
+                         "version": "V1"}
+    assert (defs[DRIVER]["indexType"], defs[DRIVER]["indexFunction"]) == ("bloom_filters", "lower")
+    assert {DAY, DRIVER} <= set(HoodieTable.load(path).props["hoodie.table.metadata.partitions"].split(","))
+    assert_in_step(spark, path)
+    write(batch(spark, range(24, 30), 4, 1), path, {**opts, **day, "hoodie.index.name": "idx_day_again"})
+    write(batch(spark, range(30, 36), 5, 1), path, opts)
+    assert set(json.loads((Path(path) / ".hoodie/.index_defs/index.json").read_text())["indexDefinitions"]) == {
+        DAY, DRIVER}, "one index per column and function"
+    assert_in_step(spark, path)
+    with pytest.raises(HoodieConfigError, match="expr="):
+        write(batch(spark, [40], 5, 1), path, {**opts, **day, "hoodie.metadata.index.expression.column": "fare",
+                                               "hoodie.metadata.index.expression.options": "format=yyyy"})

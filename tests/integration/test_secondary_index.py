@@ -174,6 +174,24 @@ def refusals(spark, path):
 
 
 @pytest.mark.spark
+@pytest.mark.spark
+def test_defined_by_writer_options_as_hudi_1_0_1_does(spark, tmp_path):
+    """``hoodie.metadata.index.secondary.column`` (and ``hoodie.index.name``) on a write with the
+    record index: the index CREATE INDEX would make, built and kept in step; once per column."""
+    path = str(tmp_path / "trips")
+    opts = options("COPY_ON_WRITE", **{"hoodie.datasource.write.operation": "upsert"})
+    named = {"hoodie.metadata.index.secondary.column": "city", "hoodie.index.name": "idx_city"}
+    write(batch(spark, range(0, 8), "sf", 1), path, {**opts, **named})
+    defs = json.loads((Path(path) / ".hoodie/.index_defs/index.json").read_text())["indexDefinitions"]
+    assert defs[PARTITION]["sourceFields"] == ["city"] and defs[PARTITION]["indexType"] == "secondary_index"
+    assert PARTITION in HoodieTable.load(path).props["hoodie.table.metadata.partitions"].split(",")
+    assert_in_step(spark, path)
+    write(batch(spark, range(4, 12), "ny", 2), path, {**opts, "hoodie.metadata.index.secondary.column": "city"})
+    assert list(json.loads((Path(path) / ".hoodie/.index_defs/index.json").read_text())["indexDefinitions"]) == [
+        PARTITION]
+    assert_in_step(spark, path)
+
+
 def test_refused_without_the_record_index_or_before_version_8(spark, tmp_path):
     rows_ = pa.table({"id": ["1", "2"], "p": ["0", "1"], "ts": [1, 1], "city": ["sf", "ny"]})
     no_rli = str(tmp_path / "no_rli")

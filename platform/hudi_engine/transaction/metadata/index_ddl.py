@@ -3,6 +3,8 @@ the definition in ``index.json``, the partition in the metadata table and its pl
 ``hoodie.table.metadata.partitions``, with Hudi's refusals."""
 from __future__ import annotations
 
+import logging
+
 from ... import config as C
 from ...config import HoodieConfig
 from ...errors import HoodieConfigError, HoodieTimelineError
@@ -13,11 +15,13 @@ from ...metadata_table.index_defs import (
     add_definition,
     expression_index_definition,
     expression_index_partition,
+    expression_indexes,
     is_secondary_index_partition,
     read_definitions,
     remove_definition,
     secondary_index_definition,
     secondary_index_partition,
+    secondary_indexes,
 )
 from ...metadata_table.layout import (
     COLUMN_STATS,
@@ -35,6 +39,8 @@ from ...table.meta_client import HoodieTable
 from ...timeline.index_plan import pending_indexing, plan_of, planned_paths
 from ...timeline.instant import Instant
 from .writer import build_expression_indexes, build_secondary_indexes
+
+log = logging.getLogger(__name__)
 
 
 def create_index(spark, table: HoodieTable, user_name: str, column: str, cfg: HoodieConfig,
@@ -97,6 +103,55 @@ def _create(table: HoodieTable, definition: IndexDefinition, if_not_exists: bool
         remove_definition(table.reload(), partition)
         raise
     return table
+
+
+def define_from_options(table: HoodieTable, cfg: HoodieConfig) -> HoodieTable | None:
+    """Hudi 1.0.1+'s indexes named by writer options: ``hoodie.metadata.index.secondary.column``
+    (with the record index) and ``hoodie.metadata.index.expression.enable`` with its column and
+    options define an index, named by ``hoodie.index.name`` or after the column, unless the table
+    has one on that column already (for an expression index: with the same function). The write
+    then builds it as it builds any defined index. Refused as CREATE INDEX refuses it. None when
+    the options define nothing new."""
+    have, defined = table_partitions(table), False
+    column = cfg.get_str(C.METADATA_SECONDARY_INDEX_COLUMN)
+    if column and cfg.get(C.METADATA_SECONDARY_INDEX_ENABLE) and RECORD_INDEX in have and not any(
+            d.source_fields == (column,) for d in secondary_indexes(table)):
+        table, defined = _define_new(table, secondary_index(table, _option_name(cfg, column), column)), True
+    column = cfg.get_str(C.METADATA_EXPRESSION_INDEX_COLUMN)
+    options = option_pairs(cfg.get_str(C.METADATA_EXPRESSION_INDEX_OPTIONS) or "")
+    if cfg.get(C.METADATA_EXPRESSION_INDEX_ENABLE) and column and options and not any(
+            d.source_fields == (column,) and d.function == options.get(EXPR) for d in expression_indexes(table)):
+        if EXPR not in options:
+            raise HoodieConfigError(f"{C.METADATA_EXPRESSION_INDEX_OPTIONS.key} must name the function "
+                                    f"(expr=...), e.g. expr=from_unixtime,format=yyyy-MM-dd")
+        index_type = cfg.get_str(C.EXPRESSION_INDEX_TYPE).lower()
+        table = _define_new(table, expression_index(table, _option_name(cfg, column), column, index_type, options))
+        defined = True
+    return table if defined else None
+
+
+def option_pairs(text: str) -> dict[str, str]:
+    """``key=value`` pairs separated by commas (Hudi's ``getExpressionIndexOptions``); a value's
+    enclosing quotes are dropped, as CREATE INDEX's OPTIONS write them."""
+    pairs = {}
+    for pair in filter(None, (p.strip() for p in text.split(","))):
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise HoodieConfigError(f"{C.METADATA_EXPRESSION_INDEX_OPTIONS.key}: {pair!r} is not key=value")
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        pairs[key.strip().strip("'\"")] = value
+    return pairs
+
+
+def _option_name(cfg: HoodieConfig, column: str) -> str:
+    return cfg.get_str(C.INDEX_NAME) or column
+
+
+def _define_new(table: HoodieTable, definition: IndexDefinition) -> HoodieTable:
+    log.info(f"defining index {definition.name} of {table.name} from the write's options")
+    return define(table, definition, if_not_exists=False)
 
 
 def _partitions_named(user_name: str) -> tuple[str, str]:

@@ -57,11 +57,11 @@ def _entries(reader: HFileReader, keys: Iterable[str] | None, prefixes: Iterable
     return reader.items()
 
 
-def base_values(data: bytes, path: str, keys: Iterable[str] | None = None,
+def base_values(data: bytes | HFileReader, path: str, keys: Iterable[str] | None = None,
                 prefixes: Iterable[str] | None = None) -> Iterator[tuple[str, dict]]:
     """A base HFile's records (all, or the given keys / key prefixes), decoded with the writer
-    schema in its file info."""
-    reader = HFileReader(data, path=path)
+    schema in its file info; ``data`` is the whole file, or a reader of it."""
+    reader = data if isinstance(data, HFileReader) else HFileReader(data, path=path)
     schema = reader.file_info.get(SCHEMA_KEY)
     for k, v in _entries(reader, keys, prefixes):
         key = k.decode("utf-8")

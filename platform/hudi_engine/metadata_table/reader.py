@@ -8,6 +8,7 @@ only the block that can hold it.
 from __future__ import annotations
 
 import posixpath
+import threading
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import cached_property
@@ -192,8 +193,15 @@ class SliceReader:
 
         if file_slice.base_file is not None:
             path = file_slice.base_file.path
-            for k, v in base_values(self.storage.read_bytes(path), path, keys, prefixes):
+            # Point lookups read by range; scans read the file at once (one request, not one a block).
+            base = (HFileReader.open(self.storage, path) if keys is not None
+                    else HFileReader(self.storage.read_bytes(path), path=path))
+            for k, v in base_values(base, path, keys, prefixes):
                 take(k, v)
+            if stats is not None:
+                stats.add(base.blocks_read, base.bytes_read)
+        if stats is not None:
+            stats.add_logs(sum(f.size for f in file_slice.log_files))
         for block in read_valid_blocks(self.storage, file_slice.log_files, self.visible):
             for k, v in block_values(block, keys, prefixes):
                 take(k, v)
@@ -215,6 +223,24 @@ class SliceReader:
                 return None
             entries.update(stored)
         return sorted((k, v) for k, v in entries.items() if v is not None)
+
+
+class ReadStats:
+    """What lookups took from storage: base-file data blocks decoded and bytes read, and log bytes
+    (log files are read whole); safe to add to from threads."""
+
+    def __init__(self) -> None:
+        self.base_blocks = self.base_bytes = self.log_bytes = 0
+        self._lock = threading.Lock()
+
+    def add(self, blocks: int, size: int) -> None:
+        with self._lock:
+            self.base_blocks += blocks
+            self.base_bytes += size
+
+    def add_logs(self, size: int) -> None:
+        with self._lock:
+            self.log_bytes += size
 
 
 _COLUMN_PARTITION_PREFIX = 24       # ColumnIndexID + PartitionIndexID, Base64 of two xxHash64

@@ -6,7 +6,7 @@ import pytest
 
 from hudi_engine.errors import HoodieCorruptFileError
 from hudi_engine.hfile import HFileReader, write_hfile
-from hudi_engine.metadata_table.file_groups import KEYED_BLOCK_SIZE, base_block_size
+from hudi_engine.metadata_table.file_groups import KEYED_BLOCK_SIZE, block_size
 from hudi_engine.storage import Storage
 
 
@@ -71,6 +71,6 @@ def test_a_truncated_file_is_refused_by_range_too(big_file, tmp_path):
 
 
 def test_keyed_partitions_get_small_blocks():
-    assert base_block_size("record_index") == KEYED_BLOCK_SIZE == 64 * 1024
-    assert base_block_size("secondary_index_rider") == KEYED_BLOCK_SIZE
-    assert base_block_size("files") == base_block_size("column_stats") == 1024 * 1024
+    assert block_size("record_index") == KEYED_BLOCK_SIZE == 64 * 1024
+    assert block_size("secondary_index_rider") == KEYED_BLOCK_SIZE
+    assert block_size("files") == block_size("column_stats") == 1024 * 1024

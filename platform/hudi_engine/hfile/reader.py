@@ -22,6 +22,7 @@ from .proto import Trailer, decode_file_info_message, decode_trailer_message
 from .varint import decode_hadoop_vint, decode_uvarint, hadoop_vint_size
 
 _CELL_HEAD = struct.Struct(">ii")
+_TAIL_GUESS = 16 * 1024         # bytes read before the trailer at open: the load-on-open section of most files
 _ENTRY_HEAD = struct.Struct(">qi")
 
 
@@ -72,7 +73,9 @@ class HFileReader:
         if data is not None:
             self.trailer = trailer = read_trailer(self.data, path)
         else:
-            tail = self._read(max(0, size - TRAILER_SIZE), min(size, TRAILER_SIZE))
+            # The trailer and, in one read with it for most files, the load-on-open section before it.
+            tail_from = max(0, size - TRAILER_SIZE - _TAIL_GUESS)
+            tail = self._read(tail_from, size - tail_from)
             self.trailer = trailer = read_trailer(tail, path, size)
         try:
             self.codec = Codec(Codec.NONE if trailer.compression_codec is None else trailer.compression_codec)
@@ -84,7 +87,12 @@ class HFileReader:
         # The root index, meta index and file info (and, for multi-level indexes, the intermediate
         # and leaf index blocks, which HBase writes before it) are read from one held range.
         self._held_from = 0 if self.data is not None else min(trailer.load_on_open_data_offset, size)
-        self._held = self.data if self.data is not None else self._read(self._held_from, size - self._held_from)
+        if self.data is not None:
+            self._held = self.data
+        elif self._held_from >= tail_from:
+            self._held = tail[self._held_from - tail_from:]
+        else:
+            self._held = self._read(self._held_from, size - self._held_from)
         root = self._block(trailer.load_on_open_data_offset, BlockType.ROOT_INDEX)
         entries = self._root_entries(root, trailer.data_index_count or 0, full_key=True)
         for _ in range((trailer.num_data_index_levels or 1) - 1):

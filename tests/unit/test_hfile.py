@@ -62,6 +62,24 @@ def tables(tmp_path_factory) -> dict[str, Path]:
     return {rel: unzip_fixture(rel, root / rel.replace("/", "_")) for rel in WITH_MDT}
 
 
+def test_fixture_hfiles_read_by_range_answer_as_read_whole(tables):
+    """Ranged lookups (trailer and load-on-open section, then the blocks keys fall in) of every
+    metadata HFile Hudi wrote give the whole-file reader's answers, meta blocks included."""
+    seen = 0
+    for base in tables.values():
+        for _, path in metadata_files(base)[0]:
+            whole = HFileReader(path.read_bytes(), path=str(path))
+            ranged = HFileReader.open(Storage(str(path.parent)), path.name)
+            keys = [k for k, _ in whole.items()]
+            assert ranged.file_info == whole.file_info and ranged.meta_index == whole.meta_index
+            assert list(ranged.get_many(keys[::2] + [b"\x00absent"])) == list(whole.get_many(keys[::2]))
+            assert list(ranged.items()) == list(whole.items())
+            for name in whole.meta_index:
+                assert ranged.meta_block(name) == whole.meta_block(name)
+            seen += 1
+    assert seen
+
+
 def metadata_files(base: Path):
     """(partition, path) of the metadata table's HFiles and log files."""
     hfiles, logs = [], []

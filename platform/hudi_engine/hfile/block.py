@@ -41,14 +41,17 @@ class Block:
 
 
 def read_block(data: bytes, offset: int, codec: Codec, where: str,
-               expect: BlockType | tuple[BlockType, ...] | None = None) -> Block:
-    """The block at ``offset``; ``HoodieCorruptFileError`` naming ``where`` and the offset if its
-    magic, sizes or compressed data are wrong, or if it is not of type ``expect``."""
+               expect: BlockType | tuple[BlockType, ...] | None = None, base: int = 0) -> Block:
+    """The block at file offset ``offset`` of ``data``, which holds the file's bytes from ``base`` on
+    (the whole file, or the part of it that was read); ``HoodieCorruptFileError`` naming ``where``
+    and the offset if its magic, sizes or compressed data are wrong, or if it is not of type ``expect``."""
     def fail(why: str) -> HoodieCorruptFileError:
-        return HoodieCorruptFileError(f"{where}: HFile block at offset {offset}: {why}")
+        return HoodieCorruptFileError(f"{where}: HFile block at offset {file_offset}: {why}")
+
+    file_offset, offset = offset, offset - base
 
     if offset < 0 or offset + HEADER_SIZE > len(data):
-        raise fail(f"header runs past the end of the file ({len(data)} bytes)")
+        raise fail(f"header runs past the end of the file ({base + len(data)} bytes)")
     magic, on_disk, uncompressed, prev, _ck_type, _per_ck, with_header = HEADER.unpack_from(data, offset)
     try:
         block_type = BlockType(magic)
@@ -61,9 +64,17 @@ def read_block(data: bytes, offset: int, codec: Codec, where: str,
     if on_disk < 0 or uncompressed < 0 or not HEADER_SIZE <= with_header <= HEADER_SIZE + on_disk:
         raise fail("inconsistent sizes in the block header")
     if offset + HEADER_SIZE + on_disk > len(data):
-        raise fail(f"block of {HEADER_SIZE + on_disk} bytes runs past the end of the file ({len(data)} bytes)")
+        raise fail(f"block of {HEADER_SIZE + on_disk} bytes runs past the end of the file ({base + len(data)} bytes)")
     try:
         payload = decompress(codec, data[offset + HEADER_SIZE:offset + with_header], uncompressed)
     except ValueError as e:
         raise fail(str(e)) from None
-    return Block(block_type, offset, HEADER_SIZE + on_disk, prev, payload)
+    return Block(block_type, file_offset, HEADER_SIZE + on_disk, prev, payload)
+
+
+def block_size_in_header(data: bytes, offset: int = 0) -> int | None:
+    """The on-disk size (header included) a block header at ``offset`` gives, None if ``data``
+    does not hold a whole header there."""
+    if offset < 0 or offset + HEADER_SIZE > len(data):
+        return None
+    return HEADER_SIZE + HEADER.unpack_from(data, offset)[1]

@@ -12,28 +12,32 @@ from __future__ import annotations
 
 import bisect
 import struct
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from ..errors import HoodieCorruptFileError
-from .block import Block, read_block
-from .format import (FILE_INFO_PB_MAGIC, KEY_VALUE_VERSION, KEY_VALUE_VERSION_WITH_MVCC_TS,
+from .block import Block, block_size_in_header, read_block
+from .format import (FILE_INFO_PB_MAGIC, HEADER_SIZE, KEY_VALUE_VERSION, KEY_VALUE_VERSION_WITH_MVCC_TS,
                      MAX_MEMSTORE_TS_KEY, TRAILER_MAGIC, TRAILER_SIZE, BlockType, Codec)
 from .proto import Trailer, decode_file_info_message, decode_trailer_message
 from .varint import decode_hadoop_vint, decode_uvarint, hadoop_vint_size
 
 _CELL_HEAD = struct.Struct(">ii")
+_TAIL_GUESS = 16 * 1024         # bytes read before the trailer at open: the load-on-open section of most files
 _ENTRY_HEAD = struct.Struct(">qi")
 
 
-def read_trailer(data: bytes, where: str = "HFile") -> Trailer:
-    """The trailer of a whole HFile (``HoodieCorruptFileError`` if there is none)."""
+def read_trailer(data: bytes, where: str = "HFile", file_size: int | None = None) -> Trailer:
+    """The trailer of an HFile, from its bytes (the whole file, or its last bytes when ``file_size``
+    gives the whole file's size; ``HoodieCorruptFileError`` if there is none)."""
     start = len(data) - TRAILER_SIZE
+    file_size = len(data) if file_size is None else file_size
+    at = file_size - TRAILER_SIZE
     if start < 0:
         raise HoodieCorruptFileError(
-            f"{where}: {len(data)} bytes is shorter than an HFile trailer ({TRAILER_SIZE}); truncated?")
+            f"{where}: {file_size} bytes is shorter than an HFile trailer ({TRAILER_SIZE}); truncated?")
     if data[start:start + 8] != TRAILER_MAGIC:
         raise HoodieCorruptFileError(
-            f"{where}: no HFile trailer magic at offset {start} (found {data[start:start + 8]!r}); "
+            f"{where}: no HFile trailer magic at offset {at} (found {data[start:start + 8]!r}); "
             "not an HFile, or truncated")
     (version,) = struct.unpack_from(">I", data, len(data) - 4)
     try:
@@ -48,11 +52,31 @@ def read_trailer(data: bytes, where: str = "HFile") -> Trailer:
 
 
 class HFileReader:
-    """Point lookups, prefix scans and full scans of one HFile (``data`` = the whole file)."""
+    """Point lookups, prefix scans and full scans of one HFile: held in memory (``data`` = the whole
+    file), or read by ranges (:meth:`open`: the trailer and load-on-open section once, then only the
+    data blocks a lookup needs). ``blocks_read`` and ``bytes_read`` count the data blocks decoded
+    and the bytes taken from storage."""
 
-    def __init__(self, data: bytes, *, path: str = "<HFile>"):
-        self.data, self.path = bytes(data), path
-        self.trailer = trailer = read_trailer(self.data, path)
+    def __init__(self, data: bytes | None = None, *, path: str = "<HFile>",
+                 read_range: Callable[[int, int], bytes] | None = None, size: int | None = None):
+        self.path = path
+        if data is not None:
+            self.data: bytes | None = bytes(data)
+            self._read_range = lambda offset, length: self.data[offset:offset + length]
+            self.size = len(self.data)
+        elif read_range is None or size is None:
+            raise ValueError("an HFileReader needs the file's bytes, or a range reader and the file's size")
+        else:
+            self.data, self._read_range, self.size = None, read_range, size
+        self.blocks_read = 0
+        self.bytes_read = 0 if data is None else self.size
+        if data is not None:
+            self.trailer = trailer = read_trailer(self.data, path)
+        else:
+            # The trailer and, in one read with it for most files, the load-on-open section before it.
+            tail_from = max(0, size - TRAILER_SIZE - _TAIL_GUESS)
+            tail = self._read(tail_from, size - tail_from)
+            self.trailer = trailer = read_trailer(tail, path, size)
         try:
             self.codec = Codec(Codec.NONE if trailer.compression_codec is None else trailer.compression_codec)
         except ValueError:
@@ -60,12 +84,21 @@ class HFileReader:
                 f"{path}: unknown HFile compression codec {trailer.compression_codec}") from None
         if trailer.load_on_open_data_offset is None:
             raise HoodieCorruptFileError(f"{path}: HFile trailer has no load-on-open offset")
+        # The root index, meta index and file info (and, for multi-level indexes, the intermediate
+        # and leaf index blocks, which HBase writes before it) are read from one held range.
+        self._held_from = 0 if self.data is not None else min(trailer.load_on_open_data_offset, size)
+        if self.data is not None:
+            self._held = self.data
+        elif self._held_from >= tail_from:
+            self._held = tail[self._held_from - tail_from:]
+        else:
+            self._held = self._read(self._held_from, size - self._held_from)
         root = self._block(trailer.load_on_open_data_offset, BlockType.ROOT_INDEX)
         entries = self._root_entries(root, trailer.data_index_count or 0, full_key=True)
         for _ in range((trailer.num_data_index_levels or 1) - 1):
             entries = [e for _, off, size in entries
                        for e in self._non_root_entries(self._block(off, (BlockType.INTERMEDIATE_INDEX,
-                                                                         BlockType.LEAF_INDEX)))]
+                                                                         BlockType.LEAF_INDEX), size))]
         self._first_keys = [k for k, _, _ in entries]
         self._blocks = [(off, size) for _, off, size in entries]
         meta = self._block(root.offset + root.on_disk_size, BlockType.ROOT_INDEX)
@@ -79,6 +112,19 @@ class HFileReader:
         if self._mvcc and int.from_bytes(self.file_info.get(MAX_MEMSTORE_TS_KEY, b""), "big", signed=True) > 0:
             raise HoodieCorruptFileError(f"{path}: HFile cells carry MVCC timestamps, which Hudi never writes")
 
+    @classmethod
+    def open(cls, storage, path: str) -> "HFileReader":
+        """A reader of the HFile ``path`` of ``storage`` (a ``hudi_engine.storage.Storage``) that
+        reads only the ranges it needs: the trailer, the load-on-open section, and data blocks on
+        demand. The file stays open while the reader lives."""
+        handle = storage.open_input_file(path)
+        size = handle.size()
+
+        def read_range(offset: int, length: int) -> bytes:
+            return handle.read_at(length, offset)
+
+        return cls(path=path, read_range=read_range, size=size)
+
     # --- metadata -------------------------------------------------------------------------------
     def __len__(self) -> int:
         return self.trailer.entry_count or 0
@@ -90,7 +136,7 @@ class HFileReader:
 
     def block_types(self) -> list[BlockType]:
         """Types of every block from the file's start to the trailer, in file order."""
-        types, pos, end = [], 0, len(self.data) - TRAILER_SIZE
+        types, pos, end = [], 0, self.size - TRAILER_SIZE
         while pos < end:
             block = self._block(pos)
             types.append(block.block_type)
@@ -100,7 +146,7 @@ class HFileReader:
     def meta_block(self, name: str) -> bytes | None:
         """Content of the meta block ``name`` (Hudi: ``bloomFilter``), if the file has one."""
         where = self.meta_index.get(name)
-        return None if where is None else self._block(where[0], BlockType.META).payload
+        return None if where is None else self._block(where[0], BlockType.META, where[1]).payload
 
     # --- data -----------------------------------------------------------------------------------
     def items(self) -> Iterator[tuple[bytes, bytes]]:
@@ -123,21 +169,16 @@ class HFileReader:
 
     def get_many(self, keys: Iterable[bytes]) -> Iterator[tuple[bytes, bytes]]:
         """(key, value) of those of ``keys`` the file holds, in key order: each data block that
-        may hold one is read once, however many of the keys it may hold (a seek per block, not per key)."""
+        may hold one is read once, however many of the keys it may hold, and its keys are found by
+        binary search over its cells rather than decoded one by one."""
         wanted = sorted(set(bytes(k) for k in keys))
-        blocks: dict[int, set[bytes]] = {}
+        blocks: dict[int, list[bytes]] = {}
         for key in wanted:
             i = self._block_for(key)
             if i >= 0:
-                blocks.setdefault(i, set()).add(key)
+                blocks.setdefault(i, []).append(key)
         for i in sorted(blocks):
-            mine = blocks[i]
-            last = max(mine)
-            for k, v in self._cells(i):
-                if k in mine:
-                    yield k, v
-                if k >= last:
-                    break
+            yield from self._find(i, blocks[i])
 
     def scan_prefix(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
         """(key, value) of the keys starting with ``prefix``, in order, from the first block that
@@ -155,12 +196,31 @@ class HFileReader:
         """Index of the last data block whose first key is <= ``key`` (-1: before them all)."""
         return bisect.bisect_right(self._first_keys, key) - 1
 
-    def _block(self, offset: int, expect=None) -> Block:
-        return read_block(self.data, offset, self.codec, self.path, expect)
+    def _read(self, offset: int, length: int) -> bytes:
+        data = self._read_range(offset, length)
+        if self.data is None:
+            self.bytes_read += len(data)
+        return data
+
+    def _block(self, offset: int, expect=None, size: int | None = None) -> Block:
+        """The block at ``offset``: from the held bytes when they hold it, else read by range
+        (``size``, the index's on-disk size, saves a second read of its header)."""
+        if offset >= self._held_from:
+            return read_block(self._held, offset, self.codec, self.path, expect, base=self._held_from)
+        data = self._read(offset, size if size and size > 0 else HEADER_SIZE)
+        whole = block_size_in_header(data)
+        if whole is not None and whole > len(data):
+            data += self._read(offset + len(data), min(whole, self.size - offset) - len(data))
+        return read_block(data, offset, self.codec, self.path, expect, base=offset)
+
+    def _data_block(self, i: int) -> Block:
+        offset, size = self._blocks[i]
+        self.blocks_read += 1
+        return self._block(offset, BlockType.DATA, size)
 
     def _cells(self, i: int) -> Iterator[tuple[bytes, bytes]]:
-        offset, _size = self._blocks[i]
-        block = self._block(offset, BlockType.DATA)
+        block = self._data_block(i)
+        offset = block.offset
         data, pos, end = block.payload, 0, len(block.payload)
         while pos < end:
             if pos + 10 > end:
@@ -177,6 +237,47 @@ class HFileReader:
                     raise self._corrupt(offset, "cell MVCC timestamp runs past the data block")
                 pos += hadoop_vint_size(data[pos])
             yield data[key_at + 2:key_at + 2 + row_len], data[value_at:value_at + value_len]
+
+    def _find(self, i: int, keys: list[bytes]) -> Iterator[tuple[bytes, bytes]]:
+        """(key, value) of the sorted ``keys`` that data block ``i`` holds."""
+        block = self._data_block(i)
+        data, starts = block.payload, self._cell_starts(block)
+        row_len = struct.Struct(">H").unpack_from
+
+        def row(start: int) -> bytes:
+            return data[start + 10:start + 10 + row_len(data, start + 8)[0]]
+
+        lo = 0
+        for key in keys:
+            j = bisect.bisect_left(starts, key, lo, key=row)
+            if j < len(starts) and row(starts[j]) == key:
+                key_len, value_len = _CELL_HEAD.unpack_from(data, starts[j])
+                if key_len < 2 + row_len(data, starts[j] + 8)[0]:
+                    raise self._corrupt(block.offset, f"cell at {starts[j]} of the data block has a short key")
+                value_at = starts[j] + 8 + key_len
+                yield key, data[value_at:value_at + value_len]
+            lo = j
+
+    def _cell_starts(self, block: Block) -> list[int]:
+        """Where each cell of a data block starts (a walk over the cells' two lengths only)."""
+        data, end, pos = block.payload, len(block.payload), 0
+        starts: list[int] = []
+        append, unpack, mvcc = starts.append, _CELL_HEAD.unpack_from, self._mvcc
+        try:
+            while pos < end:
+                append(pos)
+                key_len, value_len = unpack(data, pos)
+                if key_len < 2 or value_len < 0:
+                    raise self._corrupt(block.offset, f"cell at {pos} of the data block has negative lengths")
+                pos += 8 + key_len + value_len
+                if mvcc:       # a one-byte Hadoop VLong unless its first byte is 0x80-0x8f
+                    first = data[pos]
+                    pos += hadoop_vint_size(first) if 0x80 <= first < 0x90 else 1
+        except (struct.error, IndexError):
+            raise self._corrupt(block.offset, f"cell at {starts[-1]} of the data block runs past it") from None
+        if pos != end:
+            raise self._corrupt(block.offset, f"cell at {starts[-1]} of the data block runs past it")
+        return starts
 
     def _root_entries(self, block: Block, count: int, full_key: bool) -> list[tuple[bytes, int, int]]:
         """(key, offset, on-disk size) of a root-format index block; data index keys are reduced

@@ -11,7 +11,7 @@ from typing import Iterable, Iterator
 from ..file_group.log_file import (BlockType, LogBlock, delete_block, delete_block_keys, hfile_block_reader,
                                    hfile_data_block)
 from ..hfile import HFileReader
-from ..hfile.format import SCHEMA_KEY
+from ..hfile.format import DEFAULT_BLOCK_SIZE, SCHEMA_KEY
 from .merge import merge
 from .records import Delete, decode, encode
 from .schema import metadata_record_schema
@@ -41,9 +41,11 @@ def base_file_info(items: list[tuple[bytes, bytes]]) -> dict[str, bytes]:
     return info
 
 
-def log_blocks(items: list[tuple[bytes, bytes]], deletes: list[str], instant: str) -> list[LogBlock]:
-    """A delta commit's blocks for one file group: its records, then its deleted keys."""
-    blocks = [hfile_data_block(items, SCHEMA_JSON, instant)] if items else []
+def log_blocks(items: list[tuple[bytes, bytes]], deletes: list[str], instant: str,
+               block_size: int = DEFAULT_BLOCK_SIZE) -> list[LogBlock]:
+    """A delta commit's blocks for one file group: its records (an HFile of ``block_size``
+    blocks), then its deleted keys."""
+    blocks = [hfile_data_block(items, SCHEMA_JSON, instant, block_size=block_size)] if items else []
     if deletes:
         blocks.append(delete_block({"record_key": deletes, "partition_path": [""] * len(deletes)}, instant))
     return blocks
@@ -57,11 +59,11 @@ def _entries(reader: HFileReader, keys: Iterable[str] | None, prefixes: Iterable
     return reader.items()
 
 
-def base_values(data: bytes, path: str, keys: Iterable[str] | None = None,
+def base_values(data: bytes | HFileReader, path: str, keys: Iterable[str] | None = None,
                 prefixes: Iterable[str] | None = None) -> Iterator[tuple[str, dict]]:
     """A base HFile's records (all, or the given keys / key prefixes), decoded with the writer
-    schema in its file info."""
-    reader = HFileReader(data, path=path)
+    schema in its file info; ``data`` is the whole file, or a reader of it."""
+    reader = data if isinstance(data, HFileReader) else HFileReader(data, path=path)
     schema = reader.file_info.get(SCHEMA_KEY)
     for k, v in _entries(reader, keys, prefixes):
         key = k.decode("utf-8")
@@ -81,11 +83,13 @@ def raw_entries(source: HFileReader | LogBlock) -> Iterator[tuple[bytes, bytes |
 
 
 def block_values(block: LogBlock, keys: Iterable[str] | None = None,
-                 prefixes: Iterable[str] | None = None) -> Iterator[tuple[str, dict | Delete]]:
+                 prefixes: Iterable[str] | None = None,
+                 reader: HFileReader | None = None) -> Iterator[tuple[str, dict | Delete]]:
     """The (key, value) pairs a log block holds: records of an HFile data block (only the given
-    keys or key prefixes, found through the block's HFile index), deletes of a delete block."""
+    keys or key prefixes, found through the block's HFile index; ``reader``: the block's, if
+    opened already), deletes of a delete block."""
     if block.block_type == BlockType.HFILE_DATA_BLOCK:
-        for k, v in _entries(hfile_block_reader(block), keys, prefixes):
+        for k, v in _entries(reader or hfile_block_reader(block), keys, prefixes):
             key = k.decode("utf-8")
             yield key, decode(v, block.schema, key)
     elif block.block_type == BlockType.DELETE_BLOCK:

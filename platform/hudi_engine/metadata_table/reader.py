@@ -8,6 +8,7 @@ only the block that can hold it.
 from __future__ import annotations
 
 import posixpath
+import threading
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import cached_property
@@ -15,6 +16,7 @@ from typing import Iterable
 
 from ..expr.skipping import ColumnRange
 from ..file_group.fs_view import FileSlice, FileSystemView
+from ..file_group.log_file import BlockType, hfile_block_reader
 from ..file_group.log_scanner import read_valid_blocks
 from ..storage import FileInfo, Storage
 from ..table.meta_client import HoodieTable
@@ -178,8 +180,10 @@ class SliceReader:
         return instant in self.mdt_completed and self._trusted(instant)
 
     def read(self, file_slice: FileSlice, keys: list[str] | None = None,
-             prefixes: list[str] | None = None) -> dict[str, dict | Delete]:
-        """Merged values of the slice (all, or the given keys / key prefixes), deletes included."""
+             prefixes: list[str] | None = None, stats: ReadStats | None = None) -> dict[str, dict | Delete]:
+        """Merged values of the slice (all, or the given keys / key prefixes), deletes included.
+        Given keys, only the base file's blocks that may hold them are read from storage; ``stats``
+        adds up what was read."""
         values: dict[str, dict | Delete] = {}
         wanted = set(keys) if keys is not None else None
 
@@ -192,11 +196,21 @@ class SliceReader:
 
         if file_slice.base_file is not None:
             path = file_slice.base_file.path
-            for k, v in base_values(self.storage.read_bytes(path), path, keys, prefixes):
+            # Point lookups read by range; scans read the file at once (one request, not one a block).
+            base = (HFileReader.open(self.storage, path) if keys is not None
+                    else HFileReader(self.storage.read_bytes(path), path=path))
+            for k, v in base_values(base, path, keys, prefixes):
                 take(k, v)
+            if stats is not None:
+                stats.add(base.blocks_read, base.bytes_read)
         for block in read_valid_blocks(self.storage, file_slice.log_files, self.visible):
-            for k, v in block_values(block, keys, prefixes):
+            reader = hfile_block_reader(block) if block.block_type == BlockType.HFILE_DATA_BLOCK else None
+            for k, v in block_values(block, keys, prefixes, reader):
                 take(k, v)
+            if stats is not None and reader is not None:
+                stats.add_logs(reader.blocks_read)
+        if stats is not None:
+            stats.add_logs(0, sum(f.size for f in file_slice.log_files))
         return {k: v for k, v in values.items() if v is not None}
 
 
@@ -215,6 +229,25 @@ class SliceReader:
                 return None
             entries.update(stored)
         return sorted((k, v) for k, v in entries.items() if v is not None)
+
+
+class ReadStats:
+    """What lookups took from storage: base-file data blocks decoded and bytes read, HFile data
+    blocks decoded in log blocks and log bytes (log files are read whole); safe to add to from threads."""
+
+    def __init__(self) -> None:
+        self.base_blocks = self.base_bytes = self.log_blocks = self.log_bytes = 0
+        self._lock = threading.Lock()
+
+    def add(self, blocks: int, size: int) -> None:
+        with self._lock:
+            self.base_blocks += blocks
+            self.base_bytes += size
+
+    def add_logs(self, blocks: int, size: int = 0) -> None:
+        with self._lock:
+            self.log_blocks += blocks
+            self.log_bytes += size
 
 
 _COLUMN_PARTITION_PREFIX = 24       # ColumnIndexID + PartitionIndexID, Base64 of two xxHash64

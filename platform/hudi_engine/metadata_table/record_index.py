@@ -1,5 +1,6 @@
-"""Record-index lookups: where incoming keys live, from the metadata table's record index, one
-Spark task per record-index file group (its keys seek their blocks; many keys scan the file once)."""
+"""Record-index lookups: where incoming keys live, from the metadata table's record index, in this
+process or one Spark task per record-index file group; either way a file group's keys read only
+the base-file blocks they fall in (many keys end up reading every block once)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -35,11 +36,11 @@ class _LookUp:
     def __call__(self, key, data: pa.Table) -> pa.Table:
         return self.look_up(int(key[0].as_py()), data.column("_k").to_pylist())
 
-    def look_up(self, index: int, keys: list[str]) -> pa.Table:
+    def look_up(self, index: int, keys: list[str], stats=None) -> pa.Table:
         from .merge import is_live
         from .records import record_location_of
 
-        found = self.reader.read(self.slices[index], keys=keys)
+        found = self.reader.read(self.slices[index], keys=keys, stats=stats)
         rows = {"_k": [], "_p": [], "_fid": []}
         for k, value in found.items():
             if is_live(value):
@@ -63,9 +64,11 @@ def _record_index(storage: Storage) -> _LookUp:
     return _LookUp(reader.slice_reader, tuple(reader.file_slices(RECORD_INDEX)))
 
 
-def record_index_lookup(storage: Storage, keys: pa.Array) -> pa.Table:
+def record_index_lookup(storage: Storage, keys: pa.Array, stats=None) -> pa.Table:
     """``LOCATION_SCHEMA`` rows of the ``keys`` the record index knows, looked up in this process:
-    only the record-index file groups the keys hash to are read, each on a thread."""
+    only the record-index file groups the keys hash to are read, each on a thread, and in their
+    base files only the blocks that may hold the keys. ``stats`` (a ``reader.ReadStats``) adds up
+    what was read."""
     from ..threads import parallel_map
     from .keys import file_group_indexes
 
@@ -73,7 +76,7 @@ def record_index_lookup(storage: Storage, keys: pa.Array) -> pa.Table:
     keys = pc.unique(keys)
     groups = file_group_indexes(keys, len(lookup.slices))
     wanted = sorted(set(groups.tolist()))
-    found = parallel_map(lambda i: lookup.look_up(i, keys.filter(pa.array(groups == i)).to_pylist()), wanted)
+    found = parallel_map(lambda i: lookup.look_up(i, keys.filter(pa.array(groups == i)).to_pylist(), stats), wanted)
     return pa.concat_tables(found) if found else LOCATION_SCHEMA.empty_table()
 
 

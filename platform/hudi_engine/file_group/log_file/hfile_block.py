@@ -28,9 +28,9 @@ class HFileBlockRecords(NamedTuple):
 
 def hfile_data_block(records: Iterable[tuple[str | bytes, bytes]], avro_schema_json: str, instant: str, *,
                      compression: str = HFILE_COMPRESSION.default, layout: str = "current",
-                     create_time_ms: int | None = None) -> LogBlock:
+                     create_time_ms: int | None = None, block_size: int = DEFAULT_BLOCK_SIZE) -> LogBlock:
     """A block of ``records`` ((record key, Avro datum of ``avro_schema_json``) in any order)
-    written by the write at ``instant``."""
+    written by the write at ``instant``, its HFile in data blocks of ``block_size``."""
     by_key: dict[bytes, bytes] = {}
     for key, datum in records:
         raw = key.encode() if isinstance(key, str) else bytes(key)
@@ -41,7 +41,7 @@ def hfile_data_block(records: Iterable[tuple[str | bytes, bytes]], avro_schema_j
         by_key[raw] = bytes(datum)
     if not by_key:
         raise HoodieValidationError("HFile data block: no records (Hudi never writes an empty data block)")
-    content = write_hfile(sorted(by_key.items()), block_size=DEFAULT_BLOCK_SIZE, compression=compression,
+    content = write_hfile(sorted(by_key.items()), block_size=block_size, compression=compression,
                           file_info={SCHEMA_KEY: avro_schema_json.encode()}, layout=layout,
                           create_time_ms=create_time_ms)
     return LogBlock(BlockType.HFILE_DATA_BLOCK,

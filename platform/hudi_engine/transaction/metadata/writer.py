@@ -10,7 +10,6 @@ deletes it, as Hudi does. Partitions are built one at a time and listed in the d
 from __future__ import annotations
 
 import logging
-import math
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -56,6 +55,7 @@ from ...metadata_table.index_defs import (
 )
 from ...metadata_table.reader import MetadataReader, table_view
 from ...metadata_table.records import encode, partitions_of, record_index_record
+from ...metadata_table.sizing import estimate_file_group_count
 from ...schema.avro import avro_to_arrow
 from ...schema.meta_fields import META_FIELDS, RECORD_KEY
 from ...table.meta_client import PROPERTIES_FILE, HoodieTable
@@ -96,7 +96,6 @@ log = logging.getLogger(__name__)
 
 ORDER = (FILES, COLUMN_STATS, RECORD_INDEX, BLOOM_FILTERS, PARTITION_STATS)   # build order; index = init suffix offset
 TOKEN = "0-0-0"
-AVG_RECORD_INDEX_ENTRY = 48       # bytes per record-index entry when sizing its file groups
 
 
 def current_partitions(table: HoodieTable) -> list[str]:
@@ -390,10 +389,10 @@ def _file_group_count(partition: str, cfg: HoodieConfig, records: int) -> int:
         return cfg.get(C.METADATA_BLOOM_FILTER_FILE_GROUP_COUNT)
     if partition == PARTITION_STATS:
         return cfg.get(C.METADATA_PARTITION_STATS_FILE_GROUP_COUNT)
-    per_group = max(1, cfg.get(C.METADATA_RECORD_INDEX_MAX_FILE_GROUP_BYTES) // AVG_RECORD_INDEX_ENTRY)
-    wanted = math.ceil(records * cfg.get(C.METADATA_RECORD_INDEX_GROWTH_FACTOR) / per_group)
-    return max(cfg.get(C.METADATA_RECORD_INDEX_MIN_FILE_GROUPS),
-               min(wanted, cfg.get(C.METADATA_RECORD_INDEX_MAX_FILE_GROUPS)))
+    return estimate_file_group_count(records, cfg.get(C.METADATA_RECORD_INDEX_MIN_FILE_GROUPS),
+                                     cfg.get(C.METADATA_RECORD_INDEX_MAX_FILE_GROUPS),
+                                     cfg.get(C.METADATA_RECORD_INDEX_GROWTH_FACTOR),
+                                     cfg.get(C.METADATA_RECORD_INDEX_MAX_FILE_GROUP_BYTES))
 
 
 def _build_record_index(spark, table: HoodieTable, mdt: HoodieTable, instant: str, cfg: HoodieConfig) -> list[dict]:

@@ -60,6 +60,7 @@ class HFileReader:
     def __init__(self, data: bytes | None = None, *, path: str = "<HFile>",
                  read_range: Callable[[int, int], bytes] | None = None, size: int | None = None):
         self.path = path
+        self._handle = None        # the open file of a reader made by ``open``
         if data is not None:
             self.data: bytes | None = bytes(data)
             self._read_range = lambda offset, length: self.data[offset:offset + length]
@@ -116,14 +117,28 @@ class HFileReader:
     def open(cls, storage, path: str) -> "HFileReader":
         """A reader of the HFile ``path`` of ``storage`` (a ``hudi_engine.storage.Storage``) that
         reads only the ranges it needs: the trailer, the load-on-open section, and data blocks on
-        demand. The file stays open while the reader lives."""
+        demand. The file stays open until ``close`` (or the end of a ``with`` block)."""
         handle = storage.open_input_file(path)
-        size = handle.size()
+        try:
+            reader = cls(path=path, read_range=lambda offset, length: handle.read_at(length, offset),
+                         size=handle.size())
+        except BaseException:
+            handle.close()
+            raise
+        reader._handle = handle
+        return reader
 
-        def read_range(offset: int, length: int) -> bytes:
-            return handle.read_at(length, offset)
+    def close(self) -> None:
+        """Close the file an opened reader reads by range (nothing for one given the bytes)."""
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            handle.close()
 
-        return cls(path=path, read_range=read_range, size=size)
+    def __enter__(self) -> "HFileReader":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     # --- metadata -------------------------------------------------------------------------------
     def __len__(self) -> int:

@@ -197,10 +197,10 @@ class SliceReader:
         if file_slice.base_file is not None:
             path = file_slice.base_file.path
             # Point lookups read by range; scans read the file at once (one request, not one a block).
-            base = (HFileReader.open(self.storage, path) if keys is not None
-                    else HFileReader(self.storage.read_bytes(path), path=path))
-            for k, v in base_values(base, path, keys, prefixes):
-                take(k, v)
+            with (HFileReader.open(self.storage, path) if keys is not None
+                  else HFileReader(self.storage.read_bytes(path), path=path)) as base:
+                for k, v in base_values(base, path, keys, prefixes):
+                    take(k, v)
             if stats is not None:
                 stats.add(base.blocks_read, base.bytes_read)
         for block in read_valid_blocks(self.storage, file_slice.log_files, self.visible):

@@ -81,12 +81,13 @@ TABLE_TYPE = define("hoodie.table.type", "COPY_ON_WRITE", "Storage type of the t
                     alternatives=("hoodie.datasource.write.table.type",),
                     choices=("COPY_ON_WRITE", "MERGE_ON_READ"))
 WRITE_TABLE_VERSION = define(
-    "hoodie.write.table.version", 6,
+    "hoodie.write.table.version", 9,
     "Table version a write wants: a new table is created with it, an older table is upgraded to it first "
-    "(hoodie.write.auto.upgrade). 6 (Hudi 0.14/0.15, the default here until version 9 passes every test: "
-    "read by every engine, those that read only 0.x tables included), 8 (Hudi 1.0: completion times on the "
-    "timeline, Avro commit metadata, log files named by their own delta commit) or 9 (Hudi 1.1, Hudi's own "
-    "default: as 8, with ordering fields and the merge mode in place of the payload class).",
+    "(hoodie.write.auto.upgrade). 9 (Hudi 1.1, the default here as in Hudi: as 8, with ordering fields and "
+    "the merge mode in place of the payload class), 8 (Hudi 1.0: completion times on the timeline, Avro "
+    "commit metadata, log files named by their own delta commit) or 6 (Hudi 0.14/0.15: choose it for a "
+    "table that engines reading only 0.x tables must read, as Trino, Presto or Athena connectors built on "
+    "Hudi 0.x; with auto-upgrade on, every writer of such a table must name 6).",
     choices=("6", "8", "9"))
 TABLE_VERSION = define("hoodie.table.version", WRITE_TABLE_VERSION.default, "Table format version written.")
 TABLE_FORMAT = define("hoodie.table.format", "native", "Table format plugin (version 9+); native is Hudi's own.")

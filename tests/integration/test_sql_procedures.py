@@ -12,10 +12,9 @@ from hudi_engine import read, write
 from hudi_engine.errors import HoodieConfigError, HoodieError, HoodieTimelineError
 from hudi_engine.sql.procedures import call_procedure
 from hudi_engine.sql.statements import parse
-from hudi_engine.table.archived_timeline import archived_instants
 from hudi_engine.table.meta_client import HoodieTable
 from hudi_engine.table.properties import read_properties_text
-from hudi_engine.table.archived import archive_folder
+from hudi_engine.table.archived import read_archived
 from hudi_engine.timeline.instant import CLEAN, COMMIT, COMPACTION, DELTA_COMMIT, REPLACE_COMMIT, ROLLBACK
 from tests.support.data import FRUIT_OPTIONS, FRUIT_SCHEMA, three_commits
 from tests.support.metastore import thrift
@@ -267,7 +266,7 @@ def test_archive_commits(spark, tables):
                                "retain_commits => 1)") == [(0,)]
     table = HoodieTable.load(path)
     assert [i.timestamp for i in table.timeline.completed_writes()] == commits[-2:]
-    assert [i.timestamp for i in archived_instants(table.storage, archive_folder(table))] == commits[:3]
+    assert [i.timestamp for i in read_archived(table)] == commits[:3]   # the LSM history from version 8 on
     assert state(spark, path) == [("jack", "f5", "eu")]
     shown = call(spark, tables, f"CALL show_archived_commits(table => 'cow', start_ts => '{commits[1]}')")
     assert [(r.commit_time, r.action, r.total_records_written) for r in shown] == [
@@ -278,8 +277,10 @@ def test_upgrade_and_downgrade_table(spark, tables):
     """Hudi's procedures take HoodieTableVersion names; a merge-on-read table's logs are compacted
     before it goes back to version 6."""
     path = tables["mor"]
-    upsert(spark, path, [("jack", "apple", "eu"), ("jill", "kiwi", "us")], 1, **MOR, **NO_SERVICES)
-    upsert(spark, path, [("jack", "banana", "eu")], 2, **MOR, **NO_SERVICES)
+    v6 = {"hoodie.write.table.version": "6"}
+    upsert(spark, path, [("jack", "apple", "eu"), ("jill", "kiwi", "us")], 1, **MOR, **NO_SERVICES, **v6)
+    upsert(spark, path, [("jack", "banana", "eu")], 2, **MOR, **NO_SERVICES, **v6)
+    assert HoodieTable.load(path).version == 6
     before = state(spark, path)
     assert call(spark, tables, "CALL upgrade_table(table => 'mor', to_version => 'NINE')") == [(True,)]
     assert HoodieTable.load(path).version == 9 and state(spark, path) == before

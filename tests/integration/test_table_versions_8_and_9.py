@@ -225,7 +225,8 @@ def test_a_real_hudi_1_0_table_is_written_on(spark, tmp_path):
     data["name"] = "written by this engine"
     data["longField"] = (data["longField"] or 0) + 1
     df = spark.createDataFrame([data], read(spark, base).drop(*[c for c in row if c.startswith("_hoodie_")]).schema)
-    instant = write(df, base, {"hoodie.datasource.write.operation": "upsert"})
+    # As a Hudi 1.0 writer would: the default (9) would upgrade the table first.
+    instant = write(df, base, {"hoodie.datasource.write.operation": "upsert", "hoodie.write.table.version": "8"})
     table = HoodieTable.load(base)
     assert table.version == 8 and table.timeline.instants[-1].timestamp == instant
     assert open_mdt(table).version == 8 and "files" in table.props["hoodie.table.metadata.partitions"]

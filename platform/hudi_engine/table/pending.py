@@ -101,8 +101,13 @@ def planned_file_groups(plan: Mapping) -> set[tuple[str, str]]:
     return {(m["partitionPath"], m["fileId"]) for m in members}
 
 def requested_plan(timeline: Timeline, instant: Instant) -> dict:
-    """The Avro record of an instant's ``.requested`` file ({} when the file is empty)."""
-    data = timeline.read_details(Instant(instant.timestamp, instant.action, State.REQUESTED))
+    """The Avro record of an instant's ``.requested`` file ({} when the file is empty). A completed
+    instant's is the requested file it completed from: a clustering's is ``.clustering.requested``
+    from version 8 on, though it completes as a replacecommit."""
+    requested = Instant(instant.timestamp, instant.action, State.REQUESTED)
+    if instant.is_completed:
+        requested = next((f for f in timeline.files_of(instant) if f.state == State.REQUESTED), requested)
+    data = timeline.read_details(requested)
     return decode_instant_avro(data) if data else {}
 
 

@@ -30,7 +30,8 @@ versions interleaved in each round. Each write's CPU seconds by process (this Py
 Python workers, the JVM; ``run.TreeSampler``) and wall time, the run of least CPU of each; checked
 after the clock (rows read back, the ordering field's sum). ``--driver-profile N`` adds, for each
 version and plane, the top N functions of the driver's cumulative time in one more round under
-cProfile. Output goes to stdout only.
+cProfile; ``--option KEY=VALUE`` adds write options (e.g. the column_stats index, which brings
+partition stats at version 8+). Output goes to stdout only.
 """
 from __future__ import annotations
 
@@ -195,7 +196,7 @@ PLANES = {"spark": 0, "in-process": None}     # hoodie.write.in.process.max.reco
 KINDS = ("driver_py", "py_workers", "jvm")
 
 
-def cpu_compare(n: int, versions: list[int], repeat: int, driver_top: int) -> list[str]:
+def cpu_compare(n: int, versions: list[int], repeat: int, driver_top: int, extra: dict | None = None) -> list[str]:
     """Report lines: CPU by process and wall of each write at each version and plane (the least-CPU
     run of ``repeat``), then the driver's cProfile per version and plane when ``driver_top``."""
     from benchmarks.shapes import issue_frame
@@ -204,6 +205,8 @@ def cpu_compare(n: int, versions: list[int], repeat: int, driver_top: int) -> li
     spark = _stock_session()
     workdir = tempfile.mkdtemp(prefix="profile-cpu-")
     runs: dict[tuple[int, str, str], list[tuple[dict[str, float], float]]] = defaultdict(list)
+    options = {version: {plane: {**_cpu_options(version, plane, n), **(extra or {})} for plane in PLANES}
+               for version in versions}
     try:
         df = issue_frame(spark, n, 2).cache()
         inputs = [("bulk_insert", "bulk_insert", df, n)]
@@ -215,14 +218,14 @@ def cpu_compare(n: int, versions: list[int], repeat: int, driver_top: int) -> li
         ts_sum = df.agg({"ts": "sum"}).first()[0] + inputs[1][3] + inputs[2][3]
         for plane in PLANES:                 # warm: JVM, Python workers, each plane's code
             for version in versions:
-                _round(f"{workdir}/warm-{plane}-{version}", _cpu_options(version, plane, n),
+                _round(f"{workdir}/warm-{plane}-{version}", options[version][plane],
                        [(w, op, f.limit(20_000) if op == "bulk_insert" else f.limit(200), k)
                         for w, op, f, k in inputs])
         for r in range(repeat):
             for plane in PLANES:
                 for version in versions[::-1] if r % 2 else versions:    # neither always goes first
                     path = f"{workdir}/v{version}-{plane}-{r}"
-                    for what, cpu, wall in _round(path, _cpu_options(version, plane, n), inputs):
+                    for what, cpu, wall in _round(path, options[version][plane], inputs):
                         runs[(version, plane, what)].append((cpu, wall))
                     table = read(spark, path)
                     check(table.count() == n, f"version {version}, {plane}: {n} rows read back")
@@ -232,8 +235,8 @@ def cpu_compare(n: int, versions: list[int], repeat: int, driver_top: int) -> li
         if driver_top:
             for plane in PLANES:
                 for version in versions:
-                    lines += _driver_profile(f"{workdir}/prof-v{version}-{plane}", version, plane, n,
-                                             inputs, driver_top)
+                    lines += _driver_profile(f"{workdir}/prof-v{version}-{plane}", version, plane,
+                                             options[version][plane], inputs, driver_top)
         return lines
     finally:
         spark.stop()
@@ -279,7 +282,7 @@ def _cpu_lines(n: int, inputs, versions: list[int], repeat: int, runs) -> list[s
     return lines + [""]
 
 
-def _driver_profile(path: str, version: int, plane: str, n: int, inputs, top: int) -> list[str]:
+def _driver_profile(path: str, version: int, plane: str, options: dict, inputs, top: int) -> list[str]:
     """The driver's top functions by cumulative time over one more round (cProfile: this thread)."""
     import io
 
@@ -288,9 +291,8 @@ def _driver_profile(path: str, version: int, plane: str, n: int, inputs, top: in
         from hudi_engine.api import write
 
         profile = cProfile.Profile()
-        options = {**_cpu_options(version, plane, n), "hoodie.datasource.write.operation": operation}
         profile.enable()
-        write(frame, path, options)
+        write(frame, path, {**options, "hoodie.datasource.write.operation": operation})
         profile.disable()
         text = io.StringIO()
         pstats.Stats(profile, stream=text).sort_stats("cumulative").print_stats(top)
@@ -364,12 +366,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=CPU_REPEAT, help=f"--cpu rounds (default {CPU_REPEAT})")
     parser.add_argument("--driver-profile", type=int, default=0, metavar="N",
                         help="with --cpu: the driver's top N functions per write, one more round")
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="with --cpu: one more write option, e.g. hoodie.metadata.index.column.stats.enable=true")
     args = parser.parse_args(argv)
     started = dt.datetime.now(dt.timezone.utc)
     _log(f"profiling on {machine()['cpu']}")
     rows = QUICK_ROWS if args.quick else args.rows
     if args.cpu:
-        print("\n".join(cpu_compare(rows, args.table_version or [6, 9], args.repeat, args.driver_profile)))
+        extra = dict(o.split("=", 1) for o in args.option)
+        print("\n".join(cpu_compare(rows, args.table_version or [6, 9], args.repeat, args.driver_profile, extra)))
         return 0
     options = {**OPTIONS, **({VERSION_KEY: str(args.table_version[0])} if args.table_version else {})}
     tasks = task_profile(options)

@@ -271,7 +271,7 @@ def test_encode_rejects_bad_input():
         am.encode_instant_avro(am.ROLLBACK_PLAN, {"rollbackRequests": []})  # Hudi capitalises it
     with pytest.raises(ValueError, match="missing field 'startRollbackTime'"):
         am.encode_instant_avro(am.ROLLBACK_METADATA, {})
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"(?s)does not match HoodieRollbackMetadata.*totalFilesDeleted"):
         bad = dict(ROLLBACK_METADATA, totalFilesDeleted="one")
         am.encode_instant_avro(am.ROLLBACK_METADATA, bad)
     with pytest.raises(ValueError, match="sync marker"):

@@ -18,6 +18,7 @@ Records land in file group ``mapRecordKeyToFileGroupIndex(key, count)``: Java ``
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import pyarrow as pa
@@ -109,8 +110,11 @@ def _base_name(file_name: str) -> str:
     return file_name.rsplit("/", 1)[-1]
 
 
+@lru_cache(maxsize=1 << 16)
 def java_string_hash(value: str) -> int:
-    """Java ``String.hashCode()`` as a signed 32-bit int (over UTF-16 code units)."""
+    """Java ``String.hashCode()`` as a signed 32-bit int (over UTF-16 code units). Cached: every
+    commit orders the same file names and keys again (``records.java_map_order``, file group routing),
+    and the loop is a Python step per character."""
     h = 0
     units = value.encode("utf-16-be")
     for i in range(0, len(units), 2):

@@ -25,6 +25,7 @@ from ..hfile import HFileReader
 from .keys import (
     bloom_filter_key,
     ALL_PARTITIONS_KEY,
+    column_stats_key,
     column_stats_key_prefix,
     file_group_index,
     files_key,
@@ -82,6 +83,21 @@ class MetadataReader:
         out: dict[str, list[ColumnStats]] = defaultdict(list)
         for key, record in self.records(index_partition, prefixes=prefixes).items():
             out[by_prefix[key[:_COLUMN_PARTITION_PREFIX]]].append(column_stats_of(record))
+        return dict(out)
+
+    def files_column_stats(self, columns: Iterable[str], files: Iterable[str],
+                           index_partition: str = COLUMN_STATS) -> dict[str, list[ColumnStats]]:
+        """file path (relative to the table) → its live column stats, for the columns asked for:
+        looked up by key, so only these files' records are read and decoded (a partition's prefix
+        holds every file version the cleaner has not removed yet)."""
+        columns = list(columns)
+        by_key = {}
+        for path in files:
+            partition, _, name = path.rpartition("/")
+            by_key.update({column_stats_key(c, partition, name): path for c in columns})
+        out: dict[str, list[ColumnStats]] = defaultdict(list)
+        for key, record in self.records(index_partition, keys=sorted(by_key)).items():
+            out[by_key[key]].append(column_stats_of(record))
         return dict(out)
 
     def column_ranges(self, columns: Iterable[str], partitions: Iterable[str],

@@ -9,7 +9,6 @@ tombstones. Cleans and rollbacks of failed writes change no latest slice, and wr
 """
 from __future__ import annotations
 
-import posixpath
 from typing import Iterable
 
 import pyarrow as pa
@@ -48,11 +47,9 @@ def commit_records(table: HoodieTable, meta: dict, changes: Changes, columns: li
     slices = view.after_slices()
     types = _column_types(meta, table)
     ranges: dict[str, list[ColumnRange]] = {}
-    for partition, stats in reader.file_column_stats(columns, touched).items():
-        for s in stats:
-            if s.column_name in types:
-                path = posixpath.join(partition, s.file_name) if partition else s.file_name
-                ranges.setdefault(path, []).append(_range(s, types[s.column_name]))
+    indexed = reader.files_column_stats(columns, (p for s in slices for p in _paths(s)))
+    for path, stats in indexed.items():
+        ranges[path] = [_range(s, types[s.column_name]) for s in stats if s.column_name in types]
     for path, written in changes.ranges.items():     # a log file appended to keeps its older ranges
         ranges[path] = ranges.get(path, []) + written
     records = _records(slices, ranges, columns, table.version)

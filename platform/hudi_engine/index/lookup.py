@@ -16,6 +16,7 @@ from ..config import HoodieConfig
 from ..file_group.base_file import read_base_file
 from ..file_group.fs_view import FileSlice
 from ..merge.record_merger import DELETE, OP_COLUMN
+from ..schema.arrow import split_by_value
 from ..schema.meta_fields import PARTITION_PATH, RECORD_KEY
 from ..storage import Storage
 from ..threads import parallel_map
@@ -42,8 +43,10 @@ def stored_keys(storage: Storage, slices: list[FileSlice], prepared: pa.Table, c
     partitions = prepared[PARTITION_PATH].combine_chunks()
 
     if by_partition:
-        per_partition = {p: pc.unique(keys.filter(pc.equal(partitions, p))) for p in {r.partition for r in refs}}
-        candidates = lambda ref: per_partition[ref.partition]
+        wanted = {r.partition for r in refs}
+        per_partition = {p: pc.unique(rows) for p, rows in split_by_value(keys, partitions) if p in wanted}
+        empty = pa.array([], keys.type)
+        candidates = lambda ref: per_partition.get(ref.partition, empty)
     else:
         everywhere = pc.unique(keys)
         candidates = lambda ref: everywhere
@@ -61,10 +64,12 @@ def stored_keys(storage: Storage, slices: list[FileSlice], prepared: pa.Table, c
             stored = read_base_file(storage, ref.path, columns=[RECORD_KEY])[RECORD_KEY].combine_chunks()
             return stored.filter(pc.is_in(stored, value_set=wanted))
     found = parallel_map(look, refs)
+    # Each ref's partition and file id once, repeated per found key by one ``take``.
+    at = pa.array(np.repeat(np.arange(len(refs)), [len(f) for f in found]).astype(np.int64))
     return pa.table({
         "_k": pa.concat_arrays([f.cast(pa.string()) for f in found]) if found else pa.array([], pa.string()),
-        "_p": pa.array([r.partition for r, f in zip(refs, found) for _ in range(len(f))], pa.string()),
-        "_fid": pa.array([r.file_id for r, f in zip(refs, found) for _ in range(len(f))], pa.string()),
+        "_p": pa.array([r.partition for r in refs], pa.string()).take(at),
+        "_fid": pa.array([r.file_id for r in refs], pa.string()).take(at),
     }, schema=_FOUND)
 
 

@@ -83,14 +83,10 @@ def tag_rows(storage: Storage, slices: list[FileSlice], prepared: pa.Table, cfg:
         wanted = set(pc.unique(prepared[PARTITION_PATH]).to_pylist())
         slices = [s for s in slices if s.partition in wanted]
     found = stored_keys(storage, slices, prepared, cfg)
-    if is_global:
-        at = pc.index_in(prepared[RECORD_KEY], value_set=found["_k"].combine_chunks())
-    else:
-        at = pc.index_in(_pair(prepared[RECORD_KEY], prepared[PARTITION_PATH]),
-                         value_set=_pair(found["_k"], found["_p"]))
-    tagged = prepared.append_column(target, found["_fid"].take(at))
     if not is_global:
-        return tagged
+        return prepared.append_column(target, found["_fid"].take(_found_in_partition(prepared, found)))
+    at = pc.index_in(prepared[RECORD_KEY], value_set=found["_k"].combine_chunks())
+    tagged = prepared.append_column(target, found["_fid"].take(at))
     stored_partition = found["_p"].take(at)
     moved = pc.fill_null(pc.not_equal(stored_partition, tagged[PARTITION_PATH]), False)
     where = tagged.schema.get_field_index(PARTITION_PATH)
@@ -106,7 +102,17 @@ def tag_rows(storage: Storage, slices: list[FileSlice], prepared: pa.Table, cfg:
     return pa.concat_tables([stay, old_copy, new_copy])
 
 
-def _pair(keys, partitions) -> pa.Array:
-    """Key and partition as one string (a key is unique within its partition)."""
-    joined = pc.binary_join_element_wise(pc.cast(partitions, pa.string()), pc.cast(keys, pa.string()), "\x00")
-    return joined.combine_chunks() if isinstance(joined, pa.ChunkedArray) else joined
+def _found_in_partition(prepared: pa.Table, found: pa.Table) -> pa.Array:
+    """For each prepared row, the row of ``found`` with its key in its partition (null if none):
+    looked up partition by partition, as a key is unique only within its partition."""
+    keys = prepared[RECORD_KEY].combine_chunks().cast(pa.string())
+    found_keys = found["_k"].combine_chunks()
+    stored = dict(split_by_value(pa.array(np.arange(found.num_rows)), found["_p"]))
+    at = np.full(prepared.num_rows, -1, np.int64)
+    for partition, rows in split_by_value(pa.array(np.arange(prepared.num_rows)), prepared[PARTITION_PATH]):
+        candidates = stored.get(partition)
+        if candidates is None:
+            continue
+        hit = pc.fill_null(pc.index_in(keys.take(rows), value_set=found_keys.take(candidates)), -1).to_numpy()
+        at[rows.to_numpy()[hit >= 0]] = candidates.to_numpy()[hit[hit >= 0]]
+    return pa.array(at, mask=at < 0)

@@ -168,7 +168,11 @@ def group_slices(rows: pa.Table) -> list[tuple[GroupKey, pa.Table]]:
     """The routed rows of each file group, (partition path, ``TARGET``), in arrival order, groups
     sorted by both: one stable counting sort on the dictionary codes of the pair (no string sort)."""
     pairs = pc.binary_join_element_wise(rows[PARTITION_PATH], rows[TARGET], _SEP)
-    return [(tuple(pair.split(_SEP)), part) for pair, part in split_by_value(rows, pairs)]  # type: ignore[misc]
+    out = []
+    for pair, part in split_by_value(rows, pairs):
+        partition, file_id = pair.split(_SEP)
+        out.append(((partition, file_id), part))
+    return out
 
 
 _SEP = "\x00"      # in no partition path or file id

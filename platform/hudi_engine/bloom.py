@@ -23,6 +23,7 @@ from __future__ import annotations
 import base64
 import math
 import struct
+from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 import numpy as np
@@ -312,15 +313,22 @@ def continued_bloom_filter(stored: BloomFilter, num_entries: int, fpp: float, fi
     geometry a new filter would have; None otherwise. A file group rewritten by a merge keeps its
     keys but for the inserted and the deleted ones: the first are added, the second only cost a
     false positive, and hashing the kept keys again is saved."""
-    fresh = create_bloom_filter(num_entries, fpp, filter_type, max_entries)
-    if (stored.type_code != fresh.type_code
-            or (stored.vector_size, stored.num_hashes) != (fresh.vector_size, fresh.num_hashes)):
+    per_row = stored.num_entries if isinstance(stored, DynamicBloomFilter) else 0
+    if not _continues(stored.type_code, stored.vector_size, stored.num_hashes, per_row, num_entries, fpp, filter_type):
         return None
-    if isinstance(stored, DynamicBloomFilter) and isinstance(fresh, DynamicBloomFilter):
-        if stored.num_entries != fresh.num_entries:
-            return None
-        stored.max_entries = fresh.max_entries      # not serialized: the writer's bound again
+    if isinstance(stored, DynamicBloomFilter):
+        stored.max_entries = max_entries      # not serialized: the writer's bound again
     return stored
+
+
+def _continues(code: str, vector_size: int, num_hashes: int, per_row: int, num_entries: int, fpp: float,
+               filter_type: str) -> bool:
+    """Whether a stored filter of this type and geometry is the one a new filter would be."""
+    want = filter_type.upper()
+    if want not in (SIMPLE, DYNAMIC_V0):
+        raise HoodieConfigError(f"unknown bloom filter type code {filter_type!r}")
+    return (code == want and (vector_size, num_hashes) == _geometry(num_entries, fpp)
+            and (code == SIMPLE or per_row == num_entries))
 
 
 def _read_header(raw: memoryview, at: int) -> tuple[int, int, int]:
@@ -331,18 +339,39 @@ def _read_header(raw: memoryview, at: int) -> tuple[int, int, int]:
     return vector_size, num_hashes, at + _HEADER.size
 
 
-def _read_row(raw: memoryview, at: int) -> tuple[int, int, np.ndarray, int]:
+def _row_at(raw: memoryview, at: int) -> tuple[int, int, int]:
+    """(vector size, hash count, offset of its bits) of the SIMPLE filter at ``at``."""
     vector_size, num_hashes, at = _read_header(raw, at)
-    nbytes = (vector_size + 7) // 8
-    packed = np.frombuffer(raw[at : at + nbytes], np.uint8)
-    if len(packed) != nbytes:
+    if at + (vector_size + 7) // 8 > len(raw):
         raise HoodieError("truncated bloom filter")
-    bits = np.unpackbits(packed, count=vector_size, bitorder="little").view(np.bool_)
-    return vector_size, num_hashes, bits, at + nbytes
+    return vector_size, num_hashes, at
 
 
-def deserialize_bloom_filter(value: str | bytes, type_code: str | bytes) -> BloomFilter:
-    """Accepts footer values as pyarrow returns them (bytes) or as text."""
+def _row_bits(raw: memoryview, at: int, vector_size: int) -> np.ndarray:
+    packed = np.frombuffer(raw[at : at + (vector_size + 7) // 8], np.uint8)
+    return np.unpackbits(packed, count=vector_size, bitorder="little").view(np.bool_)
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where a serialized filter's parts are: its geometry, and the offset of each row's bits."""
+    code: str
+    vector_size: int
+    num_hashes: int
+    num_entries: int            # DYNAMIC_V0's keys per row; 0 for SIMPLE
+    active: int                 # DYNAMIC_V0's keys in the active row
+    rows: tuple[int, ...]
+    raw: memoryview
+
+    def decode(self) -> BloomFilter:
+        bits = [_row_bits(self.raw, at, self.vector_size) for at in self.rows]
+        if self.code == SIMPLE:
+            return SimpleBloomFilter(self.vector_size, self.num_hashes, bits)
+        return DynamicBloomFilter(self.vector_size, self.num_hashes, self.num_entries, 0, bits, self.active)
+
+
+def _layout(value: str | bytes, type_code: str | bytes) -> _Layout:
+    """A footer value checked as the Writable layout (Base64, headers, sizes), its bits not unpacked."""
     if isinstance(type_code, bytes):
         type_code = type_code.decode("ascii")
     code = type_code.upper()
@@ -351,21 +380,64 @@ def deserialize_bloom_filter(value: str | bytes, type_code: str | bytes) -> Bloo
     try:
         raw = memoryview(base64.b64decode(value, validate=True))
         if code == SIMPLE:
-            vector_size, num_hashes, bits, end = _read_row(raw, 0)
-            result: BloomFilter = SimpleBloomFilter(vector_size, num_hashes, [bits])
+            vector_size, num_hashes, at = _row_at(raw, 0)
+            rows, nr, active, end = [at], 0, 0, at + (vector_size + 7) // 8
         else:
             vector_size, num_hashes, end = _read_header(raw, 0)
             nr, active, count = _DYNAMIC_HEADER.unpack_from(raw, end)
             end += _DYNAMIC_HEADER.size
             rows = []
             for _ in range(count):
-                row_size, row_hashes, bits, end = _read_row(raw, end)
+                row_size, row_hashes, at = _row_at(raw, end)
                 if (row_size, row_hashes) != (vector_size, num_hashes):
                     raise HoodieError("bloom filter rows disagree on geometry")
-                rows.append(bits)
-            result = DynamicBloomFilter(vector_size, num_hashes, nr, 0, rows, active)
+                rows.append(at)
+                end = at + (row_size + 7) // 8
     except (ValueError, struct.error) as exc:  # bad Base64 or short buffer
         raise HoodieError(f"corrupt bloom filter: {exc}") from exc
     if end != len(raw):
         raise HoodieError("trailing bytes after bloom filter")
-    return result
+    return _Layout(code, vector_size, num_hashes, nr, active, tuple(rows), raw)
+
+
+def deserialize_bloom_filter(value: str | bytes, type_code: str | bytes) -> BloomFilter:
+    """Accepts footer values as pyarrow returns them (bytes) or as text."""
+    return _layout(value, type_code).decode()
+
+
+class StoredBloomFilter:
+    """A base file's filter to continue in its rewrite, its bits unpacked only once a key is added:
+    a rewrite that inserts no key (updates, deletes) writes the stored value back as it was, which
+    is what decoding and encoding it again would give."""
+
+    def __init__(self, value: str | bytes, layout: _Layout, max_entries: int):
+        self._value = value.decode("ascii") if isinstance(value, bytes) else value
+        self._layout, self._max_entries = layout, max_entries
+        self._decoded: BloomFilter | None = None
+        self.type_code = layout.code
+
+    def add_keys(self, keys: Keys) -> None:
+        if isinstance(keys, (pa.Array, pa.ChunkedArray)) and len(keys) == 0:
+            return
+        self.decoded().add_keys(keys)
+
+    def decoded(self) -> BloomFilter:
+        if self._decoded is None:
+            self._decoded = self._layout.decode()
+            if isinstance(self._decoded, DynamicBloomFilter):
+                self._decoded.max_entries = self._max_entries   # not serialized: the writer's bound again
+        return self._decoded
+
+    def serialize(self) -> str:
+        return self._value if self._decoded is None else self._decoded.serialize()
+
+
+def continued_stored_filter(value: str | bytes, type_code: str | bytes, num_entries: int, fpp: float,
+                            filter_type: str = DYNAMIC_V0, max_entries: int = 100000) -> StoredBloomFilter | None:
+    """``continued_bloom_filter`` of a footer value, left encoded until a key is added; raises
+    ``HoodieError`` for a value that is not a filter."""
+    layout = _layout(value, type_code)
+    if not _continues(layout.code, layout.vector_size, layout.num_hashes, layout.num_entries, num_entries, fpp,
+                      filter_type):
+        return None
+    return StoredBloomFilter(value, layout, max_entries)

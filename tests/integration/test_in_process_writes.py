@@ -143,6 +143,21 @@ def test_a_rewritten_file_keeps_a_bloom_filter_of_all_its_keys(tmp_path):
                     path, op("upsert", **{"hoodie.index.type": "BLOOM"}))
     stats = commit_stats(path, instant)
     assert sum(s["numUpdateWrites"] for s in stats) == 2 and sum(s["numInserts"] for s in stats) == 0
+    # A rewrite that inserts no key writes the stored filter back as it was, undecoded.
+    (latest,) = HoodieTable.load(path).fs_view().latest_file_slices()
+    rewritten = pq.ParquetFile(str(Path(path) / latest.base_file.path))
+    assert rewritten.metadata.metadata[FOOTER_KEY.encode()] == footer[FOOTER_KEY.encode()]
+    # The file name and commit times, written from dictionaries, are plain strings in the file.
+    meta = rewritten.read(columns=["_hoodie_commit_time", "_hoodie_file_name", "_hoodie_record_key", "name"])
+    assert meta.schema.field("_hoodie_file_name").type == pa.string()
+    assert set(meta["_hoodie_file_name"].to_pylist()) == {Path(latest.base_file.path).name}
+    times = dict(zip(meta["_hoodie_record_key"].to_pylist(), meta["_hoodie_commit_time"].to_pylist()))
+    assert {k for k, t in times.items() if t == instant} == {"n0499", "k2999"} and len(set(times.values())) == 3
+    chunks = [rewritten.metadata.row_group(g).column(c) for g in range(rewritten.num_row_groups) for c in (0, 4)]
+    assert {c.path_in_schema for c in chunks} == {"_hoodie_commit_time", "_hoodie_file_name"}
+    assert all("RLE_DICTIONARY" in c.encodings for c in chunks)
+    got = rows(hudi_rs_read(path), COLS)
+    assert len(got) == 3500 and {r for r in got if r[1] == "z"} == {("n0499", "z", "eu", 2), ("k2999", "z", "eu", 2)}
 
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])

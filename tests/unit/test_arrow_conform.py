@@ -43,3 +43,16 @@ def test_a_null_in_a_required_field_of_a_present_struct_is_named():
                                      fields=[pa.field("os", pa.string(), False), pa.field("n", pa.int32())])
     with pytest.raises(HoodieValidationError, match=r"'d\.os' is declared non-nullable but is null in row 1"):
         conform(pa.table({"d": bad}), pa.schema([pa.field("d", bad.type)]))
+
+
+def test_split_by_value_groups_rows_in_arrival_order_and_groups_sorted():
+    from hudi_engine.schema.arrow import split_by_value
+
+    table = pa.table({"i": list(range(7)), "p": ["b", "a", "b", "c", "a", "b", "a"]})
+    got = [(p, part["i"].to_pylist()) for p, part in split_by_value(table, table["p"])]
+    assert got == [("a", [1, 4, 6]), ("b", [0, 2, 5]), ("c", [3])]
+    assert [(p, part.to_pylist()) for p, part in split_by_value(pa.array([3, 4]), pa.array(["x", "x"]))] == [
+        ("x", [3, 4])]
+    assert split_by_value(table.slice(0, 0), table["p"].slice(0, 0)) == []
+    chunked = pa.chunked_array([["z", "y"], ["z"]])
+    assert [(p, t.num_rows) for p, t in split_by_value(pa.table({"p": chunked}), chunked)] == [("y", 1), ("z", 2)]

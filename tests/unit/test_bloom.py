@@ -21,6 +21,7 @@ from hudi_engine.bloom import (
     SIMPLE,
     TYPE_CODE_KEY,
     continued_bloom_filter,
+    continued_stored_filter,
     create_bloom_filter,
     deserialize_bloom_filter,
 )
@@ -276,3 +277,34 @@ def test_a_rewrite_continues_the_stored_filter_only_when_it_is_the_one_it_would_
     assert len(continued._rows) == 9
     for other in ((200, 0.01, DYNAMIC_V0, 1000), (100, 0.001, DYNAMIC_V0, 1000), (100, 0.01, SIMPLE, 1000)):
         assert continued_bloom_filter(deserialize_bloom_filter(stored.serialize(), DYNAMIC_V0), *other) is None
+
+
+@pytest.mark.parametrize("filter_type", [SIMPLE, DYNAMIC_V0])
+def test_a_stored_filter_is_written_back_as_it_was_until_a_key_is_added(filter_type):
+    """A rewrite that adds no key writes the footer value it read; adding keys gives what the
+    decoded filter continued with them gives, up to the writer's bound again."""
+    stored = create_bloom_filter(100, 0.01, filter_type, 1000)
+    stored.add_keys([f"k{i}" for i in range(250)])
+    value = stored.serialize()
+    kept = continued_stored_filter(value.encode(), filter_type.encode(), 100, 0.01, filter_type, 1000)
+    assert kept is not None and kept.type_code == filter_type
+    kept.add_keys(pa.array([], pa.string()))
+    assert kept.serialize() == value
+    added = continued_stored_filter(value, filter_type, 100, 0.01, filter_type, 1000)
+    added.add_keys(pa.array([f"n{i}" for i in range(600)]))
+    expected = continued_bloom_filter(deserialize_bloom_filter(value, filter_type), 100, 0.01, filter_type, 1000)
+    expected.add_keys([f"n{i}" for i in range(600)])
+    assert added.serialize() == expected.serialize() != value
+    assert deserialize_bloom_filter(added.serialize(), filter_type).might_contain_many(
+        [f"k{i}" for i in range(250)] + [f"n{i}" for i in range(600)]).all()
+    for other in ((200, 0.01, filter_type, 1000), (100, 0.001, filter_type, 1000)):
+        assert continued_stored_filter(value, filter_type, *other) is None
+
+
+def test_a_stored_filter_that_is_not_one_is_refused_before_it_is_written_back():
+    value = create_bloom_filter(100, 0.01, DYNAMIC_V0, 1000).serialize()
+    for bad in (value[:-8], "not base64!", value + "AAAA"):
+        with pytest.raises(HoodieError):
+            continued_stored_filter(bad, DYNAMIC_V0, 100, 0.01, DYNAMIC_V0, 1000)
+    with pytest.raises(HoodieError, match="type code"):
+        continued_stored_filter(value, "BOGUS", 100, 0.01, DYNAMIC_V0, 1000)

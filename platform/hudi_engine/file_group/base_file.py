@@ -14,11 +14,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .. import config as C
-from ..bloom import (FOOTER_KEY, TYPE_CODE_KEY, BloomFilter, continued_bloom_filter, create_bloom_filter,
-                     deserialize_bloom_filter)
+from ..bloom import FOOTER_KEY, TYPE_CODE_KEY, BloomFilter, StoredBloomFilter, continued_stored_filter, create_bloom_filter
 from ..errors import HoodieError
 from ..config import HoodieConfig
-from ..schema.arrow import conform, parquet_codec, repeat_string
+from ..schema.arrow import conform, parquet_codec
 from ..schema.meta_fields import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, META_SCHEMA, RECORD_KEY
 from ..storage import Storage
 from .markers import marker_path
@@ -61,9 +60,12 @@ def read_base_file(storage: Storage, rel: str, columns: list[str] | None = None)
         return f.read(columns=columns)
 
 
-def read_base_file_and_footer(storage: Storage, rel: str) -> tuple[pa.Table, dict[bytes, bytes]]:
+def read_base_file_and_footer(storage: Storage, rel: str, skip: frozenset[str] = frozenset()
+                              ) -> tuple[pa.Table, dict[bytes, bytes]]:
+    """The rows, but for the top-level columns in ``skip``, and the footer's key-value metadata."""
     with parquet_file(storage, rel) as f:
-        return f.read(), f.metadata.metadata or {}
+        columns = [name for name in f.schema_arrow.names if name not in skip] if skip else None
+        return f.read(columns=columns), f.metadata.metadata or {}
 
 
 def _bloom_settings(cfg: HoodieConfig) -> tuple[int, float, str, int]:
@@ -71,17 +73,16 @@ def _bloom_settings(cfg: HoodieConfig) -> tuple[int, float, str, int]:
             cfg.get(C.BLOOM_DYNAMIC_MAX_ENTRIES))
 
 
-def continued_filter(footer: dict[bytes, bytes], cfg: HoodieConfig) -> BloomFilter | None:
+def continued_filter(footer: dict[bytes, bytes], cfg: HoodieConfig) -> StoredBloomFilter | None:
     """A stored base file's bloom filter for its rewrite to add new keys to, when it is the filter
-    this writer would make (``bloom.continued_bloom_filter``); None to build a new one."""
+    this writer would make (``bloom.continued_stored_filter``); None to build a new one."""
     raw = footer.get(FOOTER_KEY.encode())
     if raw is None:
         return None
     try:
-        stored = deserialize_bloom_filter(raw, footer.get(TYPE_CODE_KEY.encode(), b""))
+        return continued_stored_filter(raw, footer.get(TYPE_CODE_KEY.encode(), b""), *_bloom_settings(cfg))
     except HoodieError:
         return None
-    return continued_bloom_filter(stored, *_bloom_settings(cfg))
 
 
 def ensure_partition_metadata(storage: Storage, partition: str, instant: str) -> None:
@@ -101,7 +102,7 @@ class BaseFileWriter:
     """Streams rows into one new base file of a file group and returns its Hudi write stat."""
 
     def __init__(self, ctx: WriteContext, partition: str, file_id: str, token: str,
-                 io_type: str, prev_commit: str | None, bloom: BloomFilter | None = None):
+                 io_type: str, prev_commit: str | None, bloom: BloomFilter | StoredBloomFilter | None = None):
         """``bloom``: a filter to continue (``continued_filter``) instead of a new one."""
         self.ctx, self.partition, self.file_id, self.prev_commit = ctx, partition, file_id, prev_commit
         self.file_name = base_file_name(file_id, token, ctx.instant)
@@ -110,12 +111,13 @@ class BaseFileWriter:
         storage = ctx.storage
         storage.write_bytes(marker_path(ctx.instant, partition, self.file_name, io_type), b"")
         ensure_partition_metadata(storage, partition, ctx.instant)
-        self._bloom = bloom or create_bloom_filter(*_bloom_settings(cfg))
+        self._bloom: BloomFilter | StoredBloomFilter = bloom or create_bloom_filter(*_bloom_settings(cfg))
         self._min_key: str | None = None
         self._max_key: str | None = None
         self._seq = 0
         self.num_written = 0
         self._started = time.monotonic()
+        self._schema = _dictionary_typed(ctx.file_schema)
         self._stream = storage.open_output(self.path)
         self._writer: pq.ParquetWriter | None = None      # opened by the first rows (their dictionary columns)
 
@@ -123,19 +125,20 @@ class BaseFileWriter:
         """Write rows; ``stamp`` gives them this instant's commit time and sequence numbers,
         otherwise (stored rows carried over) they keep theirs. Either way they get this file's name.
         ``new_keys``: the only keys of ``rows`` the bloom filter lacks (a continued filter); all
-        of them when None. Returns the rows as written (CDC logs them)."""
+        of them when None. Returns the rows as written (CDC logs them), the meta columns that
+        repeat one value as dictionaries (``conform`` to ``file_schema`` makes them strings)."""
         n = rows.num_rows
         if n == 0:
-            return conform(rows, self.ctx.file_schema)
+            return conform(rows, self._schema)
         if stamp:
             seq = np.arange(self._seq, self._seq + n)
             self._seq += n
             prefix = f"{self.ctx.instant}_{task_partition}_"
-            rows = _set(rows, COMMIT_TIME, repeat_string(self.ctx.instant, n))
+            rows = _set(rows, COMMIT_TIME, _repeated(self.ctx.instant, n))
             rows = _set(rows, COMMIT_SEQNO, pc.binary_join_element_wise(
                 prefix, pa.array(seq).cast(pa.string()), ""))
-        rows = _set(rows, FILE_NAME, repeat_string(self.file_name, n))
-        rows = conform(rows, self.ctx.file_schema)
+        rows = _set(rows, FILE_NAME, _repeated(self.file_name, n))
+        rows = conform(rows, self._schema)
         keys = rows[RECORD_KEY]
         self._bloom.add_keys(keys if new_keys is None else new_keys)
         lo, hi = pc.min_max(keys).values()
@@ -150,11 +153,11 @@ class BaseFileWriter:
         if self._writer is None:
             cfg = self.ctx.config
             self._writer = pq.ParquetWriter(
-                self._stream, self.ctx.file_schema,
+                self._stream, self._schema,
                 compression=parquet_codec(cfg.get_str(C.PARQUET_COMPRESSION)),
                 data_page_size=cfg.get(C.PARQUET_PAGE_SIZE), coerce_timestamps="us",
                 allow_truncated_timestamps=True, store_schema=False, write_statistics=True,
-                use_dictionary=dictionary_columns(rows, self.ctx.file_schema))
+                use_dictionary=dictionary_columns(rows, self._schema))
         return self._writer
 
     @property
@@ -197,8 +200,26 @@ def dictionary_columns(rows: pa.Table | None, schema: pa.Schema) -> list[str]:
         return names
     sample = rows.slice(0, DICTIONARY_SAMPLE_ROWS)
     return [name for name in names
-            if pa.types.is_nested(schema.field(name).type)
+            if pa.types.is_nested(schema.field(name).type) or pa.types.is_dictionary(schema.field(name).type)
             or pc.count_distinct(sample[name], mode="all").as_py() <= DICTIONARY_SAMPLE_ROWS // 2]
+
+
+# Meta columns a base file holds few values of (one file name; the commit times of its rows): written
+# from dictionary arrays, so one value is not copied and hashed per row. The file's column is the same
+# dictionary-encoded string either way.
+_REPEATED = (COMMIT_TIME, FILE_NAME)
+_CODES = pa.int32()
+
+
+def _dictionary_typed(schema: pa.Schema) -> pa.Schema:
+    for name in _REPEATED:
+        at = schema.get_field_index(name)
+        schema = schema.set(at, schema.field(at).with_type(pa.dictionary(_CODES, pa.string())))
+    return schema
+
+
+def _repeated(value: str, n: int) -> pa.DictionaryArray:
+    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32), _CODES), pa.array([value], pa.string()))
 
 
 def write_stat(file_id: str, path: str | None, partition: str, prev_commit: str | None, *,
@@ -221,5 +242,5 @@ def write_stat(file_id: str, path: str | None, partition: str, prev_commit: str 
 def _set(table: pa.Table, name: str, values: pa.Array) -> pa.Table:
     i = table.schema.get_field_index(name)
     if i < 0:
-        return table.append_column(pa.field(name, pa.string()), values)
-    return table.set_column(i, pa.field(name, pa.string()), values)
+        return table.append_column(pa.field(name, values.type), values)
+    return table.set_column(i, pa.field(name, values.type), values)

@@ -16,6 +16,7 @@ from ..config import HoodieConfig
 from ..file_group.base_file import read_base_file
 from ..file_group.fs_view import FileSlice
 from ..merge.record_merger import DELETE, OP_COLUMN
+from ..schema.arrow import split_by_value
 from ..schema.meta_fields import PARTITION_PATH, RECORD_KEY
 from ..storage import Storage
 from ..threads import parallel_map
@@ -42,8 +43,10 @@ def stored_keys(storage: Storage, slices: list[FileSlice], prepared: pa.Table, c
     partitions = prepared[PARTITION_PATH].combine_chunks()
 
     if by_partition:
-        per_partition = {p: pc.unique(keys.filter(pc.equal(partitions, p))) for p in {r.partition for r in refs}}
-        candidates = lambda ref: per_partition[ref.partition]
+        wanted = {r.partition for r in refs}
+        per_partition = {p: pc.unique(rows) for p, rows in split_by_value(keys, partitions) if p in wanted}
+        empty = pa.array([], keys.type)
+        candidates = lambda ref: per_partition.get(ref.partition, empty)
     else:
         everywhere = pc.unique(keys)
         candidates = lambda ref: everywhere
@@ -61,10 +64,12 @@ def stored_keys(storage: Storage, slices: list[FileSlice], prepared: pa.Table, c
             stored = read_base_file(storage, ref.path, columns=[RECORD_KEY])[RECORD_KEY].combine_chunks()
             return stored.filter(pc.is_in(stored, value_set=wanted))
     found = parallel_map(look, refs)
+    # Each ref's partition and file id once, repeated per found key by one ``take``.
+    at = pa.array(np.repeat(np.arange(len(refs)), [len(f) for f in found]).astype(np.int64))
     return pa.table({
         "_k": pa.concat_arrays([f.cast(pa.string()) for f in found]) if found else pa.array([], pa.string()),
-        "_p": pa.array([r.partition for r, f in zip(refs, found) for _ in range(len(f))], pa.string()),
-        "_fid": pa.array([r.file_id for r, f in zip(refs, found) for _ in range(len(f))], pa.string()),
+        "_p": pa.array([r.partition for r in refs], pa.string()).take(at),
+        "_fid": pa.array([r.file_id for r in refs], pa.string()).take(at),
     }, schema=_FOUND)
 
 
@@ -78,14 +83,10 @@ def tag_rows(storage: Storage, slices: list[FileSlice], prepared: pa.Table, cfg:
         wanted = set(pc.unique(prepared[PARTITION_PATH]).to_pylist())
         slices = [s for s in slices if s.partition in wanted]
     found = stored_keys(storage, slices, prepared, cfg)
-    if is_global:
-        at = pc.index_in(prepared[RECORD_KEY], value_set=found["_k"].combine_chunks())
-    else:
-        at = pc.index_in(_pair(prepared[RECORD_KEY], prepared[PARTITION_PATH]),
-                         value_set=_pair(found["_k"], found["_p"]))
-    tagged = prepared.append_column(target, found["_fid"].take(at))
     if not is_global:
-        return tagged
+        return prepared.append_column(target, found["_fid"].take(_found_in_partition(prepared, found)))
+    at = pc.index_in(prepared[RECORD_KEY], value_set=found["_k"].combine_chunks())
+    tagged = prepared.append_column(target, found["_fid"].take(at))
     stored_partition = found["_p"].take(at)
     moved = pc.fill_null(pc.not_equal(stored_partition, tagged[PARTITION_PATH]), False)
     where = tagged.schema.get_field_index(PARTITION_PATH)
@@ -101,7 +102,17 @@ def tag_rows(storage: Storage, slices: list[FileSlice], prepared: pa.Table, cfg:
     return pa.concat_tables([stay, old_copy, new_copy])
 
 
-def _pair(keys, partitions) -> pa.Array:
-    """Key and partition as one string (a key is unique within its partition)."""
-    joined = pc.binary_join_element_wise(pc.cast(partitions, pa.string()), pc.cast(keys, pa.string()), "\x00")
-    return joined.combine_chunks() if isinstance(joined, pa.ChunkedArray) else joined
+def _found_in_partition(prepared: pa.Table, found: pa.Table) -> pa.Array:
+    """For each prepared row, the row of ``found`` with its key in its partition (null if none):
+    looked up partition by partition, as a key is unique only within its partition."""
+    keys = prepared[RECORD_KEY].combine_chunks().cast(pa.string())
+    found_keys = found["_k"].combine_chunks()
+    stored = dict(split_by_value(pa.array(np.arange(found.num_rows)), found["_p"]))
+    at = np.full(prepared.num_rows, -1, np.int64)
+    for partition, rows in split_by_value(pa.array(np.arange(prepared.num_rows)), prepared[PARTITION_PATH]):
+        candidates = stored.get(partition)
+        if candidates is None:
+            continue
+        hit = pc.fill_null(pc.index_in(keys.take(rows), value_set=found_keys.take(candidates)), -1).to_numpy()
+        at[rows.to_numpy()[hit >= 0]] = candidates.to_numpy()[hit[hit >= 0]]
+    return pa.array(at, mask=at < 0)

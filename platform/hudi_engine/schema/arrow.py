@@ -1,11 +1,15 @@
 """Arrow tables shaped for the files Hudi writes: base files and log blocks share these rules."""
 from __future__ import annotations
 
+from typing import TypeVar
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import HoodieValidationError
+
+Rows = TypeVar("Rows", pa.Table, pa.Array)
 
 
 def conform(batch: pa.Table | pa.RecordBatch, schema: pa.Schema) -> pa.Table:
@@ -81,6 +85,26 @@ def repeat_string(value: str, n: int) -> pa.Array:
     if kind is pa.StringArray:
         offsets = offsets.astype(np.int32)
     return kind.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data * n))
+
+
+def split_by_value(table: Rows, values: pa.Array | pa.ChunkedArray) -> list[tuple[str, Rows]]:
+    """``table``'s rows (or an array's values) grouped by ``values`` (one string per row, no nulls), groups in sorted
+    order, rows in arrival order within each: a stable counting sort on dictionary codes, one
+    ``take``, no string sort."""
+    encoded = pc.dictionary_encode(values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values)
+    names = encoded.dictionary.to_pylist()
+    if len(names) <= 1:
+        return [(names[0], table)] if names else []
+    rank = np.empty(len(names), np.int64)
+    rank[np.argsort(np.array(names, object))] = np.arange(len(names))
+    codes = rank[encoded.indices.to_numpy(zero_copy_only=False)]
+    counts = np.bincount(codes, minlength=len(names))
+    table = table.take(pa.array(np.argsort(codes, kind="stable")))
+    out, start = [], 0
+    for name, count in zip(sorted(names), counts.tolist()):
+        out.append((name, table.slice(start, count)))
+        start += count
+    return out
 
 
 def parquet_codec(name: str) -> str:

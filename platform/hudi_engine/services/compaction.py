@@ -166,7 +166,7 @@ class CompactFileGroup:
             # What the logs changed, for changelog readers (Hudi's Spark CDC reader infers it).
             keys = pa.concat_arrays([p.records[RECORD_KEY].combine_chunks() for p in parts]) if parts else None
             stat["cdcStats"] = write_cdc_log(self.ctx, file_slice.partition, file_slice.file_id, token,
-                                             diff(base, written, keys))
+                                             diff(base, conform(written, schema), keys))
         stat.update({"totalLogRecords": log_records, "totalLogBlocks": len(parts),
                      "totalLogFilesCompacted": len(file_slice.log_files),
                      "totalLogSizeCompacted": int((op.get("metrics") or {}).get("TOTAL_LOG_FILES_SIZE", 0)),

@@ -25,6 +25,7 @@ from ..index.lookup import tag_rows
 from ..index.tagging import BUCKET_COLUMN
 from ..java_hash import java_string_hashes
 from ..merge.record_merger import MergeSpec, deduplicate
+from ..schema.arrow import split_by_value
 from ..schema.meta_fields import PARTITION_PATH, RECORD_KEY
 from ..spark_jobs import ARROW_BATCH_ROWS as BATCH_ROWS
 from ..threads import parallel_map, workers
@@ -164,16 +165,13 @@ class ArrowPlane:
 
 
 def group_slices(rows: pa.Table) -> list[tuple[GroupKey, pa.Table]]:
-    """The routed rows of each file group, (partition path, ``TARGET``): sorted by both, so each
-    group's rows are one slice (``value_counts`` keeps the sorted order)."""
-    rows = rows.combine_chunks()
-    rows = rows.take(pc.sort_indices(rows, sort_keys=[(PARTITION_PATH, "ascending"), (TARGET, "ascending")]))
-    keys = pc.binary_join_element_wise(rows[PARTITION_PATH], rows[TARGET], _SEP).combine_chunks()
-    out, start = [], 0
-    for item in keys.value_counts().to_pylist():
-        partition, file_id = item["values"].split(_SEP)
-        out.append(((partition, file_id), rows.slice(start, item["counts"])))
-        start += item["counts"]
+    """The routed rows of each file group, (partition path, ``TARGET``), in arrival order, groups
+    sorted by both: one stable counting sort on the dictionary codes of the pair (no string sort)."""
+    pairs = pc.binary_join_element_wise(rows[PARTITION_PATH], rows[TARGET], _SEP)
+    out = []
+    for pair, part in split_by_value(rows, pairs):
+        partition, file_id = pair.split(_SEP)
+        out.append(((partition, file_id), part))
     return out
 
 

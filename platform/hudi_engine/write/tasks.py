@@ -20,8 +20,8 @@ from ..file_group.tasks import stats_batch, task_identity
 from ..keygen import KeyGenerator
 from ..merge.keep_values import PARTIAL_UPDATE, with_absent
 from ..merge.record_merger import OP_COLUMN, MergeSpec, merge, operation_deletes_unordered
-from ..schema.arrow import conform, repeat_string
-from ..schema.meta_fields import PARTITION_PATH, RECORD_KEY
+from ..schema.arrow import conform, repeat_string, split_by_value
+from ..schema.meta_fields import FILE_NAME, PARTITION_PATH, RECORD_KEY
 from .cdc_log import cdc_mode, write_cdc_log
 from .log_append import AppendFileGroup
 from .planner import GroupKey, Target
@@ -100,8 +100,12 @@ class WriteFileGroup:
             return pa.Table.from_batches([stats_batch(stats)])
         target = self.targets[(partition, file_id)]
         stored, bloom = None, None
+        cdc = cdc_mode(self.ctx) is not None
         if target.base_path:
-            stored, footer = read_base_file_and_footer(self.ctx.storage, target.base_path)
+            # The stored file names are replaced by the new file's: read only for CDC's before-images
+            # and a CUSTOM merger, which sees whole stored rows.
+            skip = frozenset() if cdc or self.spec.custom else frozenset({FILE_NAME})
+            stored, footer = read_base_file_and_footer(self.ctx.storage, target.base_path, skip)
             stored = conform(stored, self.ctx.file_schema)
             bloom = continued_filter(footer, self.ctx.config)
         if self.carried is not None:
@@ -118,7 +122,8 @@ class WriteFileGroup:
         written = writer.write(result.written, stamp=True, task_partition=task_partition,
                                new_keys=result.inserted_keys if bloom is not None else None)
         stat = writer.close(result.num_inserts, result.num_updates, result.num_deletes)
-        if stored is not None and cdc_mode(self.ctx) is not None:
+        if stored is not None and cdc:
+            written = conform(written, self.ctx.file_schema)
             dropped = stored[RECORD_KEY].filter(pc.invert(pc.is_in(
                 stored[RECORD_KEY], value_set=pa.concat_arrays([
                     result.kept[RECORD_KEY].combine_chunks(), written[RECORD_KEY].combine_chunks()]))))
@@ -181,18 +186,5 @@ class BulkInsert:
 
 
 def _split_by_partition(table: pa.Table) -> Iterator[tuple[str, pa.Table]]:
-    """Rows grouped by partition path: a stable counting sort on dictionary codes, no string sort."""
-    encoded = pc.dictionary_encode(table[PARTITION_PATH].combine_chunks())
-    values = encoded.dictionary.to_pylist()
-    if len(values) == 1:
-        yield values[0], table
-        return
-    codes = encoded.indices.to_numpy(zero_copy_only=False)
-    order = np.argsort(codes, kind="stable")
-    counts = np.bincount(codes, minlength=len(values))
-    table = table.take(pa.array(order))
-    start = 0
-    for code, count in enumerate(counts):
-        if count:
-            yield values[code], table.slice(start, int(count))
-            start += int(count)
+    """Rows grouped by partition path (``schema.arrow.split_by_value``)."""
+    return iter(split_by_value(table, table[PARTITION_PATH]))

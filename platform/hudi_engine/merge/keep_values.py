@@ -20,6 +20,7 @@ from .. import config as C
 from ..config import HoodieConfig
 from ..errors import HoodieConfigError
 from ..schema.meta_fields import META_FIELDS, RECORD_KEY
+from .partial import stored_positions
 
 # The columns a row's version lacks, joined by _SEP; null (or absent column) when it has them all.
 ABSENT = "_hoodie_absent_columns"
@@ -67,12 +68,11 @@ def absent_masks(table: pa.Table) -> dict[str, np.ndarray]:
     """For each column some row lacks: which rows lack it."""
     if not has_absent(table):
         return {}
-    encoded = pc.dictionary_encode(table[ABSENT]).combine_chunks()
-    codes = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)
+    codes, sets = _codes(table)
     masks: dict[str, np.ndarray] = {}
-    for code, joined in enumerate(encoded.dictionary.to_pylist()):
+    for code, names in enumerate(sets):
         rows = codes == code
-        for name in joined.split(_SEP) if joined else ():
+        for name in names:
             masks[name] = masks.get(name, np.zeros(table.num_rows, dtype=bool)) | rows
     return masks
 
@@ -123,13 +123,7 @@ def filled_from_stored(written: pa.Table, stored: pa.Table) -> pa.Table:
     lacked the column). :data:`ABSENT` is dropped."""
     masks = absent_masks(written)
     if masks:
-        idx = pa.table({RECORD_KEY: written[RECORD_KEY], "__w": pa.array(np.arange(written.num_rows))})
-        pairs = idx.join(pa.table({RECORD_KEY: stored[RECORD_KEY],
-                                   "__s": pa.array(np.arange(stored.num_rows))}), RECORD_KEY, join_type="inner")
-        source = np.zeros(written.num_rows, dtype=np.int64)
-        found = np.zeros(written.num_rows, dtype=bool)
-        source[pairs["__w"].to_numpy()] = pairs["__s"].to_numpy()
-        found[pairs["__w"].to_numpy()] = True
+        source, found = stored_positions(written, stored)
         for name, lacks in masks.items():
             if name not in written.column_names or name not in stored.column_names:
                 continue

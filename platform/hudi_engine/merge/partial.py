@@ -67,17 +67,25 @@ def partial_winners(incoming: pa.Table, order: np.ndarray, last_of_run: np.ndarr
     return winners.take(pc.sort_indices(pa.array(order[last_of_run])))
 
 
-def with_stored_values(written: pa.Table, stored: pa.Table, skip: frozenset[str]) -> pa.Table:
-    """Updates with the stored record's values in the columns they leave null or lack (Hudi 1.1's
-    IGNORE_DEFAULTS); inserts keep their nulls, ``skip`` columns their own values."""
+def stored_positions(written: pa.Table, stored: pa.Table) -> tuple[np.ndarray, np.ndarray]:
+    """For each written row, the position of the stored row with its key (0 where there is none),
+    and whether there is one."""
     n = written.num_rows
     pairs = (pa.table({RECORD_KEY: written[RECORD_KEY], "__w": pa.array(np.arange(n))})
              .join(pa.table({RECORD_KEY: stored[RECORD_KEY], "__s": pa.array(np.arange(stored.num_rows))}),
                    RECORD_KEY, join_type="inner"))
     source = np.zeros(n, dtype=np.int64)
-    has = np.zeros(n, dtype=bool)
+    found = np.zeros(n, dtype=bool)
     source[pairs["__w"].to_numpy()] = pairs["__s"].to_numpy()
-    has[pairs["__w"].to_numpy()] = True
+    found[pairs["__w"].to_numpy()] = True
+    return source, found
+
+
+def with_stored_values(written: pa.Table, stored: pa.Table, skip: frozenset[str]) -> pa.Table:
+    """Updates with the stored record's values in the columns they leave null or lack (Hudi 1.1's
+    IGNORE_DEFAULTS); inserts keep their nulls, ``skip`` columns their own values."""
+    n = written.num_rows
+    source, has = stored_positions(written, stored)
     take, matched = pa.array(source), pa.array(has)
     for name in stored.column_names:
         if name in skip:

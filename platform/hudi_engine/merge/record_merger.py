@@ -17,7 +17,7 @@ from .. import config as C
 from ..config import HoodieConfig
 from ..schema.meta_fields import META_FIELDS, RECORD_KEY
 from .custom import run_merger
-from .keep_values import filled_from_stored
+from .keep_values import PARTIAL_UPDATE, filled_from_stored
 from .partial import PARTIAL_PAYLOAD_MERGE_MODES, partial_winners, with_stored_values
 
 OP_COLUMN = "_hoodie_op"
@@ -116,6 +116,13 @@ def is_delete(incoming: pa.Table) -> np.ndarray:
     if IS_DELETED in incoming.column_names:
         mask |= pc.fill_null(incoming[IS_DELETED], False).to_numpy(zero_copy_only=False)
     return mask
+
+
+def is_partial_update(incoming: pa.Table) -> np.ndarray:
+    """The rows a write marks as updates carrying only some columns (``PARTIAL_UPDATE``)."""
+    if OP_COLUMN not in incoming.column_names:
+        return np.zeros(incoming.num_rows, dtype=bool)
+    return pc.fill_null(pc.equal(incoming[OP_COLUMN], PARTIAL_UPDATE), False).to_numpy(zero_copy_only=False)
 
 
 def deduplicate(incoming: pa.Table, spec: MergeSpec, by: tuple[str, ...] = (RECORD_KEY,)) -> pa.Table:

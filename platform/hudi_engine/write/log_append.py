@@ -14,8 +14,7 @@ from ..file_group.base_file import WriteContext, ensure_partition_metadata, writ
 from ..file_group.fs_view import FileSlice
 from ..file_group.log_file import LogWriter, avro_data_block, delete_block, parquet_data_block
 from ..file_group.markers import marker_path
-from ..merge.keep_values import PARTIAL_UPDATE
-from ..merge.record_merger import (OP_COLUMN, MergeSpec, deduplicate, is_delete, operation_deletes_unordered,
+from ..merge.record_merger import (MergeSpec, deduplicate, is_delete, is_partial_update, operation_deletes_unordered,
                                    ordering_struct)
 from ..schema.arrow import conform, repeat_string
 from ..schema.meta_fields import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, PARTITION_PATH, RECORD_KEY
@@ -82,7 +81,7 @@ class AppendFileGroup:
         writer = LogWriter(self.ctx.storage, target.partition, file_id, target.base_instant,
                            version=target.version, write_token=token, max_size=cfg.get(C.LOGFILE_MAX_SIZE))
         blocks = []
-        partial = self._partial(upserts)
+        partial = is_partial_update(upserts) if self.carried is not None else np.zeros(upserts.num_rows, dtype=bool)
         for rows, carried in ((upserts.filter(pa.array(~partial)), None), (upserts.filter(pa.array(partial)),
                                                                             self.carried)):
             if rows.num_rows:
@@ -121,12 +120,6 @@ class AppendFileGroup:
         rows = rows.set_column(rows.schema.get_field_index(COMMIT_SEQNO), COMMIT_SEQNO,
                                pc.binary_join_element_wise(prefix, seq, ""))
         return rows.set_column(rows.schema.get_field_index(FILE_NAME), FILE_NAME, repeat_string(file_id, n))
-
-    def _partial(self, upserts: pa.Table) -> np.ndarray:
-        """The upserts that carry only the partial-update columns (marked PARTIAL_UPDATE)."""
-        if self.carried is None or OP_COLUMN not in upserts.column_names:
-            return np.zeros(upserts.num_rows, dtype=bool)
-        return pc.fill_null(pc.equal(upserts[OP_COLUMN], PARTIAL_UPDATE), False).to_numpy(zero_copy_only=False)
 
     def _data_block(self, rows: pa.Table, carried: frozenset[str] | None):
         """A data block of ``rows``; with ``carried``, of those columns only, marked IS_PARTIAL."""

@@ -19,7 +19,7 @@ from ..file_group.naming import new_file_id
 from ..file_group.tasks import stats_batch, task_identity
 from ..keygen import KeyGenerator
 from ..merge.keep_values import PARTIAL_UPDATE, with_absent
-from ..merge.record_merger import OP_COLUMN, MergeSpec, merge, operation_deletes_unordered
+from ..merge.record_merger import OP_COLUMN, MergeSpec, is_partial_update, merge, operation_deletes_unordered
 from ..schema.arrow import conform, repeat_string, split_by_value
 from ..schema.meta_fields import FILE_NAME, PARTITION_PATH, RECORD_KEY
 from .cdc_log import cdc_mode, write_cdc_log
@@ -111,8 +111,7 @@ class WriteFileGroup:
         if self.carried is not None:
             incoming = with_absent(conform(incoming, self._incoming_schema(incoming)),
                                    [f.name for f in self.ctx.data_schema if f.name not in self.carried],
-                                   pc.fill_null(pc.equal(incoming[OP_COLUMN], PARTIAL_UPDATE), False)
-                                   .to_numpy(zero_copy_only=False))
+                                   is_partial_update(incoming))
         result = merge(stored, operation_deletes_unordered(incoming, self.spec), self.spec)
         writer = BaseFileWriter(self.ctx, target.partition, file_id, token,
                                 "MERGE" if target.base_path else "CREATE", target.prev_commit, bloom)

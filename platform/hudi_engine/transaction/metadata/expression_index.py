@@ -162,9 +162,12 @@ def commit_records(spark, table: HoodieTable, indexes: list[IndexDefinition], me
     touched = set(view.touched)
     for definition in indexes:
         if definition.index_type == "column_stats" and touched:
-            stored = stored_ranges(reader, table, definition, touched)
+            slices, mine = view.after_slices(), computed.get(definition.name, {})
+            others = [p for s in slices if s.partition in touched for p in _slice_paths(s)
+                      if _is_data_file(p) and p not in mine]
+            stored = stored_ranges(reader, table, definition, others)
             out.setdefault(definition.name, []).extend(partition_level_records(
-                table, definition, view.after_slices(), touched, computed.get(definition.name, {}), stored))
+                table, definition, slices, touched, mine, stored))
     return out
 
 
@@ -186,16 +189,17 @@ def partition_level_records(table: HoodieTable, definition: IndexDefinition, sli
 
 
 def stored_ranges(reader: MetadataReader, table: HoodieTable, definition: IndexDefinition,
-                  partitions: set[str]) -> dict[str, ColumnRange | None]:
-    """data file path → its range in a column_stats expression index, for files of ``partitions``."""
-    if definition.index_type != "column_stats" or not partitions:
+                  files: list[str]) -> dict[str, ColumnRange | None]:
+    """data file path → its range in a column_stats expression index, for ``files``: looked up by
+    key (a partition's prefix holds every file version the cleaner has not removed yet, as
+    partition stats' commit records look theirs up)."""
+    if definition.index_type != "column_stats" or not files:
         return {}
     column = definition.source_fields[0]
     typ = result_type(definition.function, table_schema(table).field(column).type)
     out: dict[str, ColumnRange | None] = {}
-    for partition, stats in reader.file_column_stats([column], partitions, definition.name).items():
+    for path, stats in reader.files_column_stats([column], files, definition.name).items():
         for s in stats:
-            path = posixpath.join(partition, s.file_name) if partition else s.file_name
             out[path] = ColumnRange(column, typ, s.min_value, s.max_value, s.null_count or 0, s.value_count or 0,
                                     s.total_size or 0, s.total_uncompressed_size or 0)
     return out

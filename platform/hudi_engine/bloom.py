@@ -307,20 +307,6 @@ def create_bloom_filter(num_entries: int, fpp: float, filter_type: str = DYNAMIC
     raise HoodieConfigError(f"unknown bloom filter type code {filter_type!r}")
 
 
-def continued_bloom_filter(stored: BloomFilter, num_entries: int, fpp: float, filter_type: str = DYNAMIC_V0,
-                           max_entries: int = 100000) -> BloomFilter | None:
-    """``stored`` (a base file's filter) to add a rewrite's new keys to, when it has the type and
-    geometry a new filter would have; None otherwise. A file group rewritten by a merge keeps its
-    keys but for the inserted and the deleted ones: the first are added, the second only cost a
-    false positive, and hashing the kept keys again is saved."""
-    per_row = stored.num_entries if isinstance(stored, DynamicBloomFilter) else 0
-    if not _continues(stored.type_code, stored.vector_size, stored.num_hashes, per_row, num_entries, fpp, filter_type):
-        return None
-    if isinstance(stored, DynamicBloomFilter):
-        stored.max_entries = max_entries      # not serialized: the writer's bound again
-    return stored
-
-
 def _continues(code: str, vector_size: int, num_hashes: int, per_row: int, num_entries: int, fpp: float,
                filter_type: str) -> bool:
     """Whether a stored filter of this type and geometry is the one a new filter would be."""
@@ -434,8 +420,11 @@ class StoredBloomFilter:
 
 def continued_stored_filter(value: str | bytes, type_code: str | bytes, num_entries: int, fpp: float,
                             filter_type: str = DYNAMIC_V0, max_entries: int = 100000) -> StoredBloomFilter | None:
-    """``continued_bloom_filter`` of a footer value, left encoded until a key is added; raises
-    ``HoodieError`` for a value that is not a filter."""
+    """A base file's filter (its footer value) to add a rewrite's new keys to, when it has the type
+    and geometry a new filter would have; None otherwise. A file group rewritten by a merge keeps
+    its keys but for the inserted and the deleted ones: the first are added, the second only cost a
+    false positive, and hashing the kept keys again is saved. Left encoded until a key is added;
+    raises ``HoodieError`` for a value that is not a filter."""
     layout = _layout(value, type_code)
     if not _continues(layout.code, layout.vector_size, layout.num_hashes, layout.num_entries, num_entries, fpp,
                       filter_type):

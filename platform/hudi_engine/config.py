@@ -381,6 +381,12 @@ METADATA_SECONDARY_INDEX_COLUMN = define("hoodie.metadata.index.secondary.column
                                          "table has none on it, and builds it (the record index is needed).")
 INDEX_NAME = define("hoodie.index.name", None,
                     "Name of the secondary or expression index a write defines; default: the column's name.")
+METADATA_INDEX_DROP = define(
+    "hoodie.metadata.index.drop", None,
+    "Indexes a write drops before it writes (Hudi 1.0.1+), comma separated: a secondary or expression index's name "
+    "(as SHOW INDEXES lists it) or a metadata partition (column_stats, bloom_filters, record_index, "
+    "partition_stats, expr_index_<name>, secondary_index_<name>). One the table does not have is passed over "
+    "with a warning, so a job can keep the option.")
 METADATA_COLUMN_STATS_COLUMNS = define("hoodie.metadata.index.column.stats.column.list", None,
                                        "Columns (comma separated) to keep stats for; unset: the first "
                                        "max.columns.to.index columns of the schema.")

@@ -192,6 +192,37 @@ def test_defined_by_writer_options_as_hudi_1_0_1_does(spark, tmp_path):
     assert_in_step(spark, path)
 
 
+def test_dropped_by_writer_option_as_hudi_1_0_1_does(spark, tmp_path):
+    """``hoodie.metadata.index.drop`` on a write drops the named index before the write, as DROP
+    INDEX does (partition, listing, definition); repeated on the next write it is passed over; a
+    write that also keeps or defines it is refused, the table unchanged."""
+    path = str(tmp_path / "trips")
+    opts = options("COPY_ON_WRITE", **{"hoodie.datasource.write.operation": "upsert"})
+    named = {"hoodie.metadata.index.secondary.column": "city", "hoodie.index.name": "idx_city"}
+    write(batch(spark, range(0, 8), "sf", 1), path, {**opts, **named})
+    assert PARTITION in HoodieTable.load(path).props["hoodie.table.metadata.partitions"].split(",")
+    with pytest.raises(HoodieConfigError, match="hoodie.metadata.index.drop=idx_city drops secondary_index_idx_city.*"
+                                                "define"):
+        write(batch(spark, range(8, 10), "la", 2), path, {**opts, **named, "hoodie.metadata.index.drop": "idx_city"})
+    with pytest.raises(HoodieConfigError, match="record_index.*hoodie.metadata.global.record.level.index.enable=false"):
+        write(batch(spark, range(8, 10), "la", 2), path, {**opts, "hoodie.metadata.index.drop": "record_index"})
+    assert sorted(r.id for r in read(spark, path).select("id").collect()) == sorted(str(i) for i in range(8))
+    assert_in_step(spark, path)
+
+    dropping = {**opts, "hoodie.metadata.index.drop": "idx_city"}
+    write(batch(spark, range(4, 12), "ny", 2), path, dropping)
+    table = HoodieTable.load(path)
+    assert PARTITION not in table.props["hoodie.table.metadata.partitions"].split(",")
+    assert "record_index" in table.props["hoodie.table.metadata.partitions"].split(",")
+    assert PARTITION not in json.loads((Path(path) / ".hoodie/.index_defs/index.json").read_text())["indexDefinitions"]
+    assert not (Path(path) / MDT_DIR / PARTITION).exists()
+    write(batch(spark, range(12, 14), "ny", 3), path, dropping)         # nothing left to drop: passed over
+    got = sorted((r.id, r.city, r.ts) for r in read(spark, path).select("id", "city", "ts").collect())
+    assert got == sorted([(str(i), f"sf{i % 4}", 1) for i in range(4)] + [(str(i), f"ny{i % 4}", 2) for i in range(4, 12)]
+                         + [(str(i), f"ny{i % 4}", 3) for i in range(12, 14)])
+    assert rows(hudi_rs_read(path), ["id", "city", "ts"]) == got
+
+
 def test_refused_without_the_record_index_or_before_version_8(spark, tmp_path):
     rows_ = pa.table({"id": ["1", "2"], "p": ["0", "1"], "ts": [1, 1], "city": ["sf", "ny"]})
     no_rli = str(tmp_path / "no_rli")

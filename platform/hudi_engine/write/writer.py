@@ -43,7 +43,7 @@ from ..table.pending import pending_clustering_groups, pending_compaction_groups
 from ..timeline.avro_models import encode_instant_avro
 from ..timeline.commit_metadata import commit_metadata
 from ..timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT
-from ..transaction.metadata.index_ddl import define_from_options
+from ..transaction.metadata.index_ddl import define_from_options, drop_from_options
 from ..transaction.metadata.writer import ensure_metadata
 from ..transaction.transaction import Transaction
 from . import operations
@@ -225,7 +225,7 @@ class WriteJob:
     def _prepare(self, table: HoodieTable) -> HoodieTable:
         """Under the table lock, as the instant is taken: the metadata table as the options want
         it, and the file slices and pending plans this write starts from."""
-        table = ensure_metadata(self.spark, table, self.cfg)
+        table = ensure_metadata(self.spark, drop_from_options(table, self.cfg), self.cfg)
         defined = define_from_options(table, self.cfg)
         if defined is not None:             # an index the options name, defined now: built like any other
             table = ensure_metadata(self.spark, defined, self.cfg)

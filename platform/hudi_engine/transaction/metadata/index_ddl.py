@@ -24,6 +24,7 @@ from ...metadata_table.index_defs import (
     secondary_indexes,
 )
 from ...metadata_table.layout import (
+    BLOOM_FILTERS,
     COLUMN_STATS,
     FILES,
     PARTITION_STATS,
@@ -32,6 +33,7 @@ from ...metadata_table.layout import (
     open_mdt,
     set_table_partitions,
     table_partitions,
+    wanted_partitions,
 )
 from ...metadata_table.secondary_index import check_indexable
 from ...read.plan import table_schema
@@ -128,6 +130,60 @@ def define_from_options(table: HoodieTable, cfg: HoodieConfig) -> HoodieTable | 
         table = _define_new(table, expression_index(table, _option_name(cfg, column), column, index_type, options))
         defined = True
     return table if defined else None
+
+
+def drop_from_options(table: HoodieTable, cfg: HoodieConfig) -> HoodieTable:
+    """Hudi 1.0.1+'s ``hoodie.metadata.index.drop``: each named index goes as ``DROP INDEX`` drops
+    it, before the write defines or builds anything. A name the table has no index for is passed
+    over with a warning (a job repeats its options every batch). Refused: an index the same
+    write's options keep or define (it would be built again at once)."""
+    names = [n.strip() for n in (cfg.get_str(C.METADATA_INDEX_DROP) or "").split(",") if n.strip()]
+    if not names:
+        return table
+    kept = {*wanted_partitions(cfg, table.version), *_option_defined_partitions(cfg)}
+    for name in names:
+        partition = _existing_partition(table, name)
+        if partition is None:
+            log.warning(f"{C.METADATA_INDEX_DROP.key}: {table.name} has no index {name}; nothing dropped "
+                        f"(SHOW INDEXES FROM {table.name} lists its indexes)")
+            continue
+        if partition in kept:
+            raise HoodieConfigError(f"{C.METADATA_INDEX_DROP.key}={name} drops {partition}, which this write's "
+                                    f"options keep or define, so it would be built again: {_keeping_key(partition)}")
+        log.info(f"dropping index {partition} of {table.name} ({C.METADATA_INDEX_DROP.key})")
+        table = drop_partitions(table, [partition])
+    return table
+
+
+def _existing_partition(table: HoodieTable, name: str) -> str | None:
+    """The metadata partition ``name`` means: itself (``column_stats``, ``expr_index_idx``...) or
+    the partition of the secondary or expression index of that user name; None when the table
+    neither has, builds nor defines it."""
+    known = {*read_definitions(table), *table_partitions(table),
+             *(p for i in pending_indexing(table.timeline) for p in planned_paths(table.timeline, i))}
+    return next((p for p in (name, *_partitions_named(name)) if p in known), None)
+
+
+def _option_defined_partitions(cfg: HoodieConfig) -> list[str]:
+    """The partitions of the indexes :func:`define_from_options` would define from ``cfg``."""
+    found = []
+    column = cfg.get_str(C.METADATA_SECONDARY_INDEX_COLUMN)
+    if column and cfg.get(C.METADATA_SECONDARY_INDEX_ENABLE):
+        found.append(secondary_index_partition(_option_name(cfg, column)))
+    column = cfg.get_str(C.METADATA_EXPRESSION_INDEX_COLUMN)
+    if column and cfg.get(C.METADATA_EXPRESSION_INDEX_ENABLE):
+        found.append(expression_index_partition(_option_name(cfg, column)))
+    return found
+
+
+def _keeping_key(partition: str) -> str:
+    keys = {COLUMN_STATS: f"set {C.METADATA_COLUMN_STATS_ENABLE.key}=false (which drops it by itself)",
+            BLOOM_FILTERS: f"set {C.METADATA_BLOOM_FILTER_ENABLE.key}=false (which drops it by itself)",
+            RECORD_INDEX: f"set {C.METADATA_RECORD_INDEX_ENABLE.key}=false and use another {C.INDEX_TYPE.key} "
+                          "(which drops it by itself)",
+            PARTITION_STATS: f"set {C.METADATA_PARTITION_STATS_ENABLE.key}=false (which drops it by itself)"}
+    return keys.get(partition, f"leave out {C.METADATA_SECONDARY_INDEX_COLUMN.key} / "
+                               f"{C.METADATA_EXPRESSION_INDEX_ENABLE.key} for it")
 
 
 def option_pairs(text: str) -> dict[str, str]:

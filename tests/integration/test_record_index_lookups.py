@@ -7,7 +7,10 @@ import pyarrow as pa
 import pytest
 
 from hudi_engine import read, write
+from hudi_engine.file_group.log_file import read_log_file
 from hudi_engine.hfile import HFileReader
+from hudi_engine.metadata_table.codec import block_values
+from hudi_engine.metadata_table.records import Delete
 from hudi_engine.metadata_table.reader import MetadataReader, ReadStats
 from hudi_engine.metadata_table.record_index import record_index_lookup
 from hudi_engine.storage import Storage
@@ -82,3 +85,39 @@ def test_record_index_tags_a_small_upsert_reading_few_blocks(spark, table_path):
     # (bytes: the trailer and block index of each file, then the blocks; test_hfile_ranged_reads.py
     # holds them to the blocks on a bigger file)
     assert stats.base_blocks * 3 < index_blocks and stats.base_bytes < base_bytes
+
+
+def logged_index_keys(path: str, instant: str) -> dict[str, bool]:
+    """key -> deleted, of the record-index entries the metadata delta commit ``instant`` logged."""
+    mdt = Storage(path + "/.hoodie/metadata")
+    found = {}
+    for s in MetadataReader(HoodieTable.load(path)).file_slices("record_index"):
+        for f in s.log_files:
+            for block in read_log_file(mdt, f.path):
+                if block.instant_time == instant:
+                    found.update((k, isinstance(v, Delete)) for k, v in block_values(block))
+    return found
+
+
+@pytest.mark.parametrize("in_process", [True, False])
+def test_updates_in_place_log_no_index_entries(spark, table_path, in_process):
+    """As Hudi: a copy-on-write upsert logs record-index entries for the keys it adds to a file
+    group and those it removes, none for keys updated where they are; lookups still find every key."""
+    opts = {**OPTS, "hoodie.metadata.compact.max.delta.commits": "100",
+            "hoodie.write.in.process.max.records": "100000" if in_process else "0"}
+    write(frame(spark, range(200), "a", 1), table_path, {**opts, "hoodie.datasource.write.operation": "bulk_insert"})
+    upsert = frame(spark, range(0, 200, 10), "b", 2).unionByName(frame(spark, range(200, 203), "n", 2))
+    write(upsert, table_path, {**opts, "hoodie.datasource.write.operation": "upsert"})
+    instant = HoodieTable.load(table_path).timeline.completed_writes()[-1].timestamp
+    assert logged_index_keys(table_path, instant) == {f"k{i:06d}": False for i in range(200, 203)}
+    write(frame(spark, [5, 201], "d", 3), table_path, {**opts, "hoodie.datasource.write.operation": "delete"})
+    instant = HoodieTable.load(table_path).timeline.completed_writes()[-1].timestamp
+    assert logged_index_keys(table_path, instant) == {"k000005": True, "k000201": True}
+    after = file_ids(spark, table_path)
+    keys = [f"k{i:06d}" for i in range(203)]
+    found, _ = lookup(table_path, keys)
+    assert found == after and len(after) == 201
+    want = sorted((f"k{i:06d}", str(i % 4), "n" if i >= 200 else "b" if i % 10 == 0 else "a")
+                  for i in range(203) if i not in (5, 201))
+    assert rows(read(spark, table_path).toArrow(), ["id", "p", "v"]) == want
+    assert rows(hudi_rs_read(table_path), ["id", "p", "v"]) == want

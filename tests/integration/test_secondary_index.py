@@ -206,6 +206,8 @@ def test_dropped_by_writer_option_as_hudi_1_0_1_does(spark, tmp_path):
         write(batch(spark, range(8, 10), "la", 2), path, {**opts, **named, "hoodie.metadata.index.drop": "idx_city"})
     with pytest.raises(HoodieConfigError, match="record_index.*hoodie.metadata.global.record.level.index.enable=false"):
         write(batch(spark, range(8, 10), "la", 2), path, {**opts, "hoodie.metadata.index.drop": "record_index"})
+    with pytest.raises(HoodieConfigError, match="files partition is the metadata table itself.*hoodie.metadata.enable=false"):
+        write(batch(spark, range(8, 10), "la", 2), path, {**opts, "hoodie.metadata.index.drop": "files"})
     assert sorted(r.id for r in read(spark, path).select("id").collect()) == sorted(str(i) for i in range(8))
     assert_in_step(spark, path)
 

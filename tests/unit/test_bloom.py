@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import random
 import struct
-import time
 from pathlib import Path
 
 import numpy as np
@@ -255,14 +254,12 @@ def test_rejects_bad_input():
 
 
 @pytest.mark.slow
-def test_million_keys_are_fast():
+def test_a_million_keys_added_at_once_are_all_found():
+    """(Their speed is the bloom-filter bucket of ``benchmarks.profile_write``, not a timed test.)"""
     keys = pa.array([f"k{i:09d}" for i in range(1_000_000)])
     bloom = create_bloom_filter(60000, 1e-9)
-    start = time.perf_counter()
     bloom.add_keys(keys)
-    elapsed = time.perf_counter() - start
-    assert bloom.might_contain_many(keys[:10000]).all()
-    assert elapsed < 3.0, f"adding 1M keys took {elapsed:.2f}s"
+    assert bloom.might_contain_many(keys[::97]).all()
 
 
 def test_a_rewrite_continues_the_stored_filter_only_when_it_is_the_one_it_would_make():

@@ -3,7 +3,6 @@ those of the reference Avro implementation (fastavro) writing Hudi's schemas."""
 import datetime as dt
 import io
 import json
-import time
 from decimal import Decimal
 
 import fastavro
@@ -249,7 +248,8 @@ def test_rollback_command_block_round_trip():
         command_block_target(delete_block({"record_key": [], "partition_path": []}, "1"))
 
 
-def test_a_100k_row_block_encodes_and_decodes_in_about_a_second():
+def test_a_100k_row_block_of_every_type_round_trips():
+    """(Its speed is the Avro decoding bucket of ``benchmarks.profile_read``, not a timed test.)"""
     n = 100_000
     schema = add_meta_fields(arrow_to_avro(pa.schema([
         ("ts", pa.int64()), ("uuid", pa.string()), ("rider", pa.string()), ("fare", pa.float64()),
@@ -262,9 +262,7 @@ def test_a_100k_row_block_encodes_and_decodes_in_about_a_second():
         "at": pa.array(range(1_700_000_000_000_000, 1_700_000_000_000_000 + n), pa.int64()).cast(pa.timestamp("us", tz="UTC")),
         "amount": pa.array([Decimal(i) / 100 for i in range(n)], pa.decimal128(12, 2)),
         "day": pa.array(range(n), pa.int32()).cast(pa.date32()), "city": ["san_francisco", None] * (n // 2)})
-    start = time.perf_counter()
-    block = avro_data_block(t, to_json(schema), "20240101000000000")
-    back = data_block_records(block)
-    took = time.perf_counter() - start
-    assert back.num_rows == n and back["amount"].equals(t["amount"]) and back["city"].equals(t["city"])
-    assert took < 3.0, f"{took:.2f}s"   # ~0.5s on a laptop; generous for loaded CI machines
+    back = data_block_records(avro_data_block(t, to_json(schema), "20240101000000000"))
+    assert back.num_rows == n
+    for name in t.column_names:
+        assert back[name].equals(t[name]), name

@@ -147,7 +147,7 @@ def drop_from_options(table: HoodieTable, cfg: HoodieConfig) -> HoodieTable:
             log.warning(f"{C.METADATA_INDEX_DROP.key}: {table.name} has no index {name}; nothing dropped "
                         f"(SHOW INDEXES FROM {table.name} lists its indexes)")
             continue
-        if partition in kept:
+        if partition in kept and partition != FILES:     # files: drop_partitions says how to delete it
             raise HoodieConfigError(f"{C.METADATA_INDEX_DROP.key}={name} drops {partition}, which this write's "
                                     f"options keep or define, so it would be built again: {_keeping_key(partition)}")
         log.info(f"dropping index {partition} of {table.name} ({C.METADATA_INDEX_DROP.key})")

@@ -29,6 +29,9 @@ class WrittenFile:
 
 
 def written_files(meta: dict, previous_bases: dict[tuple[str, str], str], all_keys: bool) -> list[WrittenFile]:
+    """The files of a commit whose keys may change record-index entries. A copy-on-write rewrite
+    whose stat counts no insert and no delete only updated keys in place, which changes no entry
+    (as Hudi skips updates that keep their file group): it is left out, its keys never read."""
     out = []
     for partition, stats in (meta.get("partitionToWriteStats") or {}).items():
         for stat in stats:
@@ -38,6 +41,9 @@ def written_files(meta: dict, previous_bases: dict[tuple[str, str], str], all_ke
             prev = None
             if parse_base_file_name(posixpath.basename(path)) is not None and stat.get("prevCommit") not in (None, "null"):
                 prev = previous_bases.get((partition, stat["fileId"]))
+            if (prev is not None and not all_keys
+                    and not int(stat.get("numInserts") or 0) and not int(stat.get("numDeletes") or 0)):
+                continue
             out.append(WrittenFile(path, prev, all_keys))
     return out
 
@@ -83,14 +89,22 @@ class KeyChanges:
                                  rows.column(PARTITION_PATH), log.file_id, False)
 
     def _base(self, f: WrittenFile, file_id: str) -> Iterator[pa.RecordBatch]:
+        """A rewritten base file's changes against the one it replaced: keys new to the file group
+        and keys gone from it. A key updated in place keeps its entry (as Hudi skips updates whose
+        file group stays), so a small upsert into a large file writes few index entries."""
         cols = [RECORD_KEY, PARTITION_PATH, COMMIT_TIME]
         new = read_base_file(self.storage, f.path, columns=cols)
         mine = new if f.all_keys else new.filter(pc.equal(new.column(COMMIT_TIME), self.instant))
+        old = None
+        if f.previous_base and self.storage.exists(f.previous_base):
+            old = read_base_file(self.storage, f.previous_base, columns=cols[:2])
+            if not f.all_keys and mine.num_rows:
+                old_keys = old.column(RECORD_KEY).combine_chunks()
+                mine = mine.filter(pc.invert(pc.is_in(mine.column(RECORD_KEY), value_set=old_keys)))
         if mine.num_rows:
             yield _batch(mine.column(RECORD_KEY), mine.column(PARTITION_PATH),
                          file_id, False)
-        if f.previous_base and self.storage.exists(f.previous_base):
-            old = read_base_file(self.storage, f.previous_base, columns=cols[:2])
+        if old is not None:
             gone = old.filter(pc.invert(pc.is_in(old.column(RECORD_KEY), value_set=new.column(RECORD_KEY).combine_chunks())))
             if gone.num_rows:
                 yield _batch(gone.column(RECORD_KEY), gone.column(PARTITION_PATH),

@@ -115,13 +115,12 @@ def define_from_options(table: HoodieTable, cfg: HoodieConfig) -> HoodieTable | 
     then builds it as it builds any defined index. Refused as CREATE INDEX refuses it. None when
     the options define nothing new."""
     have, defined = table_partitions(table), False
-    column = cfg.get_str(C.METADATA_SECONDARY_INDEX_COLUMN)
-    if column and cfg.get(C.METADATA_SECONDARY_INDEX_ENABLE) and RECORD_INDEX in have and not any(
-            d.source_fields == (column,) for d in secondary_indexes(table)):
+    column, expression_column = _option_columns(cfg)
+    if column and RECORD_INDEX in have and not any(d.source_fields == (column,) for d in secondary_indexes(table)):
         table, defined = _define_new(table, secondary_index(table, _option_name(cfg, column), column)), True
-    column = cfg.get_str(C.METADATA_EXPRESSION_INDEX_COLUMN)
+    column = expression_column
     options = option_pairs(cfg.get_str(C.METADATA_EXPRESSION_INDEX_OPTIONS) or "")
-    if cfg.get(C.METADATA_EXPRESSION_INDEX_ENABLE) and column and options and not any(
+    if column and options and not any(
             d.source_fields == (column,) and d.function == options.get(EXPR) for d in expression_indexes(table)):
         if EXPR not in options:
             raise HoodieConfigError(f"{C.METADATA_EXPRESSION_INDEX_OPTIONS.key} must name the function "
@@ -159,21 +158,30 @@ def _existing_partition(table: HoodieTable, name: str) -> str | None:
     """The metadata partition ``name`` means: itself (``column_stats``, ``expr_index_idx``...) or
     the partition of the secondary or expression index of that user name; None when the table
     neither has, builds nor defines it."""
-    known = {*read_definitions(table), *table_partitions(table),
-             *(p for i in pending_indexing(table.timeline) for p in planned_paths(table.timeline, i))}
+    known = _known_partitions(table)
     return next((p for p in (name, *_partitions_named(name)) if p in known), None)
 
 
+def _known_partitions(table: HoodieTable) -> set[str]:
+    """The metadata partitions the table has built, is building (pending indexing) or defines."""
+    return {*read_definitions(table), *table_partitions(table),
+            *(p for i in pending_indexing(table.timeline) for p in planned_paths(table.timeline, i))}
+
+
+def _option_columns(cfg: HoodieConfig) -> tuple[str | None, str | None]:
+    """The columns of the secondary and the expression index the write's options ask for (None
+    where an option is unset or its index not enabled)."""
+    secondary = cfg.get_str(C.METADATA_SECONDARY_INDEX_COLUMN)
+    expression = cfg.get_str(C.METADATA_EXPRESSION_INDEX_COLUMN)
+    return (secondary if secondary and cfg.get(C.METADATA_SECONDARY_INDEX_ENABLE) else None,
+            expression if expression and cfg.get(C.METADATA_EXPRESSION_INDEX_ENABLE) else None)
+
+
 def _option_defined_partitions(cfg: HoodieConfig) -> list[str]:
-    """The partitions of the indexes :func:`define_from_options` would define from ``cfg``."""
-    found = []
-    column = cfg.get_str(C.METADATA_SECONDARY_INDEX_COLUMN)
-    if column and cfg.get(C.METADATA_SECONDARY_INDEX_ENABLE):
-        found.append(secondary_index_partition(_option_name(cfg, column)))
-    column = cfg.get_str(C.METADATA_EXPRESSION_INDEX_COLUMN)
-    if column and cfg.get(C.METADATA_EXPRESSION_INDEX_ENABLE):
-        found.append(expression_index_partition(_option_name(cfg, column)))
-    return found
+    """The partitions of the indexes :func:`define_from_options` may define from ``cfg``."""
+    secondary, expression = _option_columns(cfg)
+    return ([secondary_index_partition(_option_name(cfg, secondary))] if secondary else []) + (
+        [expression_index_partition(_option_name(cfg, expression))] if expression else [])
 
 
 def _keeping_key(partition: str) -> str:
@@ -249,9 +257,8 @@ def _column_type(table: HoodieTable, column: str, kind: str):
 def drop_index(table: HoodieTable, user_name: str, if_exists: bool = False) -> HoodieTable:
     """``DROP INDEX``: the partition leaves the listing, then its files and its definition go (an
     index the indexer is building: its indexing instant is rolled back)."""
-    defined, have = read_definitions(table), table_partitions(table)
-    building = [p for i in pending_indexing(table.timeline) for p in planned_paths(table.timeline, i)]
-    partition = next((p for p in _partitions_named(user_name) if p in defined or p in have or p in building), None)
+    known = _known_partitions(table)
+    partition = next((p for p in _partitions_named(user_name) if p in known), None)
     if partition is None:
         if if_exists:
             return table

@@ -112,7 +112,7 @@ def task_profile(options: dict) -> list[tuple[str, dict[str, float], float]]:
 
     rows = issue_table(TASK_ROWS)
     cfg = HoodieConfig(options)
-    prepare = Prepare(key_generator_from_config(cfg), "ts", False)
+    prepare = Prepare(key_generator_from_config(cfg), ("ts",), False)
     schema = to_json(add_meta_fields(arrow_to_avro(rows.schema, "profile")))
     workdir = tempfile.mkdtemp(prefix="profile-task-")
     results = []
@@ -129,9 +129,9 @@ def task_profile(options: dict) -> list[tuple[str, dict[str, float], float]]:
         incoming = pa.Table.from_batches(list(prepare(iter(changed.to_batches()))))
         second = WriteContext(storage, "20260101000000001", rows.schema, schema, cfg.raw())
         target = Target(stat["partitionPath"], stat["fileId"], stat["path"], "20260101000000000")
-        merge = WriteFileGroup(second, {stat["fileId"]: target}, MergeSpec("ts", False, False))
+        merge = WriteFileGroup(second, {target.group: target}, MergeSpec(("ts",), False, False))
         _profiled(f"merge of one file group, {group.num_rows:,} rows, 10% changed", results,
-                  lambda: merge((pa.scalar(stat["fileId"]),), incoming))
+                  lambda: merge(target.group, incoming, task=(0, "0-0-0")))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return results

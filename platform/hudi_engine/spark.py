@@ -34,6 +34,10 @@ def local_spark_conf(extra_conf: dict[str, str] | None = None, cores: int | None
             "spark.sql.shuffle.partitions": str(max(4, 2 * (cores or os.cpu_count() or 2))),
             "spark.sql.execution.arrow.maxRecordsPerBatch": "50000",
             "spark.python.worker.reuse": "true",
+            # A Python worker that dies in native code (pyarrow, the OS) reports its stack in the
+            # task's error instead of only "Python worker exited unexpectedly (crashed)".
+            "spark.python.worker.faulthandler.enabled": "true",
+            "spark.sql.execution.pyspark.udf.faulthandler.enabled": "true",
             **(extra_conf or {})}
     return local_jvm.with_archive(local_jvm.dump_option(sql_extension_conf(conf)))
 

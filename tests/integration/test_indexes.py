@@ -125,3 +125,27 @@ def test_bucket_index_refuses_what_it_cannot_do(spark, table_path):
     with pytest.raises(HoodieConfigError, match="another index"):
         write(batch(spark, [8], "a", 1), table_path + "-simple", {**opts, "hoodie.datasource.write.operation": "upsert"})
     assert state(spark, table_path) == [("1", "1", "a"), ("2", "0", "a"), ("3", "1", "a")]
+
+
+@pytest.mark.parametrize("write_plane", ["spark-stages"], indirect=True)
+@pytest.mark.parametrize("broadcast", [True, False])
+def test_simple_index_tags_the_same_with_or_without_broadcast_keys(spark, table_path, monkeypatch, broadcast):
+    """The simple index's Spark tagging, with the incoming keys' hashes broadcast to the stored-key
+    scan (few keys) and without (many keys: every stored key reaches the join). A key stored in the
+    other partition is a new record of its own partition, not an update. No small files: a new
+    record goes to a new file group, so a stored key tagged as new would be stored twice."""
+    from hudi_engine.index import tagging
+
+    if not broadcast:
+        monkeypatch.setattr(tagging, "BROADCAST_KEYS", 0)
+    opts = options("SIMPLE", "COPY_ON_WRITE", **{"hoodie.parquet.small.file.limit": "0"})
+    write(batch(spark, range(0, 40), "a", 1), table_path, {**opts, "hoodie.datasource.write.operation": "insert"})
+    write(batch(spark, range(30, 50), "b", 2).unionByName(batch(spark, [5], "c", 2, "0")), table_path,
+          {**opts, "hoodie.datasource.write.operation": "upsert"})
+    expected = {(str(i), str(i % 2)): "a" for i in range(40)}
+    expected.update({(str(i), str(i % 2)): "b" for i in range(30, 50)})
+    expected[("5", "0")] = "c"
+    assert state(spark, table_path) == sorted((k, p, v) for (k, p), v in expected.items())
+    timeline = HoodieTable.load(table_path).timeline
+    stats = timeline.commit_metadata(timeline.last_completed_write())["partitionToWriteStats"]
+    assert sum(s["numUpdateWrites"] for group in stats.values() for s in group) == 10

@@ -11,7 +11,7 @@ from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from .. import config as C
@@ -128,14 +128,17 @@ class AddConsistentBucket:
             yield batch.append_column(BUCKET_COLUMN, pa.array(ids, pa.int32()))
 
 
+def _key_hash(key: str, partition: str, is_global: bool) -> Column:
+    return F.xxhash64(key) if is_global else F.xxhash64(key, partition)
+
+
 def tag(spark: SparkSession, storage: Storage, slices: list[FileSlice], prepared: DataFrame, cfg: HoodieConfig,
         target: str) -> DataFrame:
     """``prepared`` with ``target``: the file group where the index finds each incoming key stored
     in the latest base files (of the input's partitions only, unless the index is global), null for
     a new key. Under a global index a key that moves partition becomes a delete from its old file
     group and an insert in the new partition (``hoodie.*.update.partition.path``), or stays where
-    it is stored. The join hashes the incoming side (usually the smaller) and streams the stored
-    keys past it rather than sorting both."""
+    it is stored. The join hashes one side and streams the other past it rather than sorting both."""
     is_global = index_type(cfg) in GLOBAL_INDEXES
     scans_keys = index_type(cfg) in (SIMPLE, GLOBAL_SIMPLE)
     # Records per partition: the partitions to look in, and whether the keys are few enough to
@@ -150,11 +153,15 @@ def tag(spark: SparkSession, storage: Storage, slices: list[FileSlice], prepared
     if scans_keys and _broadcast_keys(spark, sum(per_partition.values())):
         # The simple indexes scan every stored key. With few incoming keys each scanning task keeps
         # those among them, so only matches (at most the input's size) reach the join's shuffle.
-        keys = prepared.select(F.col(RECORD_KEY).alias("_bk"), F.col(PARTITION_PATH).alias("_bp"))
-        on = existing["_k"] == keys["_bk"]
-        existing = existing.join(F.broadcast(keys), on if is_global else on & (existing["_p"] == keys["_bp"]),
-                                 "left_semi")
-    prepared = prepared.hint("shuffle_hash")
+        # What is broadcast is a 64-bit hash of each key (with its partition unless the index is
+        # global): a fraction of the keys' size, probed as a long. A stored key whose hash merely
+        # collides passes on to the exact join below, which drops it. The matches, narrower than
+        # the incoming records, are the side that join hashes.
+        hashes = prepared.select(_key_hash(RECORD_KEY, PARTITION_PATH, is_global).alias("_h"))
+        existing = (existing.join(F.broadcast(hashes), _key_hash("_k", "_p", is_global) == hashes["_h"], "left_semi")
+                    .hint("shuffle_hash"))
+    else:
+        prepared = prepared.hint("shuffle_hash")
     if not is_global:
         cond = (prepared[RECORD_KEY] == existing["_k"]) & (prepared[PARTITION_PATH] == existing["_p"])
         return prepared.join(existing, cond, "left").drop("_k", "_p")

@@ -103,6 +103,7 @@ def task_profile(options: dict) -> list[tuple[str, dict[str, float], float]]:
     """(what, seconds per stage, wall seconds) of one bulk_insert task and one file group's merge."""
     from hudi_engine.config import HoodieConfig
     from hudi_engine.file_group.base_file import WriteContext
+    from hudi_engine.file_group.naming import write_token
     from hudi_engine.keygen import key_generator_from_config
     from hudi_engine.merge.record_merger import MergeSpec
     from hudi_engine.schema.avro import add_meta_fields, arrow_to_avro, to_json
@@ -131,7 +132,7 @@ def task_profile(options: dict) -> list[tuple[str, dict[str, float], float]]:
         target = Target(stat["partitionPath"], stat["fileId"], stat["path"], "20260101000000000")
         merge = WriteFileGroup(second, {target.group: target}, MergeSpec(("ts",), False, False))
         _profiled(f"merge of one file group, {group.num_rows:,} rows, 10% changed", results,
-                  lambda: merge(target.group, incoming, task=(0, "0-0-0")))
+                  lambda: merge(target.group, incoming, task=(0, write_token(0, 0, 0))))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return results

@@ -35,9 +35,9 @@ def local_spark_conf(extra_conf: dict[str, str] | None = None, cores: int | None
             "spark.sql.execution.arrow.maxRecordsPerBatch": "50000",
             "spark.python.worker.reuse": "true",
             # A Python worker that dies in native code (pyarrow, the OS) reports its stack in the
-            # task's error instead of only "Python worker exited unexpectedly (crashed)".
+            # task's error instead of only "Python worker exited unexpectedly (crashed)"; the SQL
+            # workers' own setting (spark.sql.execution.pyspark.udf.faulthandler.enabled) follows it.
             "spark.python.worker.faulthandler.enabled": "true",
-            "spark.sql.execution.pyspark.udf.faulthandler.enabled": "true",
             **(extra_conf or {})}
     return local_jvm.with_archive(local_jvm.dump_option(sql_extension_conf(conf)))
 

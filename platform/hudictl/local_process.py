@@ -4,6 +4,7 @@ answers, and stopping a process group."""
 from __future__ import annotations
 
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -12,11 +13,44 @@ from collections.abc import Callable
 from pathlib import Path
 
 
+# Where ports are picked: below the kernel's ephemeral range (Linux's default starts at 32768).
+# A port the kernel hands out for port 0 comes from that range, and once released it can become the
+# local end of any outgoing connection before the service binds it ("address already in use").
+EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+PICK_SPAN = 12_000
+_picked: set[int] = set()          # handed out by this process: never twice
+_random = random.SystemRandom()    # processes started alike (test workers) do not pick alike
+
+
 def free_port() -> int:
-    """A loopback port nothing listens on now, for a service to bind."""
-    with socket.socket() as s:
+    """A port nothing is bound to now, on any address, for a service to bind: drawn at random
+    below the ephemeral range, so only another picker could take it first."""
+    low = _ephemeral_low()
+    if low - PICK_SPAN >= 1024:
+        for _ in range(200):
+            port = _random.randrange(low - PICK_SPAN, low)
+            if port not in _picked and _bindable(port):
+                _picked.add(port)
+                return port
+    with socket.socket() as s:      # no room below the range (or all taken): the kernel's choice
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(EPHEMERAL_RANGE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("0.0.0.0", port))     # fails while any address holds the port
+        except OSError:
+            return False
+    return True
 
 
 def stop_group(process: subprocess.Popen, timeout_s: float) -> None:

@@ -1,5 +1,5 @@
 """What every local service shares (the demo's PostgreSQL, metastore and Prometheus, the pipelines'
-metrics endpoints, the tests' servers): a free loopback port, waiting until a started server
+metrics endpoints, the tests' servers): a free port, waiting until a started server
 answers, and stopping a process group."""
 from __future__ import annotations
 
@@ -32,9 +32,13 @@ def free_port() -> int:
             if port not in _picked and _bindable(port):
                 _picked.add(port)
                 return port
-    with socket.socket() as s:      # no room below the range (or all taken): the kernel's choice
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    while True:                     # no room below the range (or all taken): the kernel's choice
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _picked:
+            _picked.add(port)
+            return port
 
 
 def _ephemeral_low() -> int:

@@ -234,19 +234,11 @@ class Cluster:
         self.folder, self.fsid = folder, fsid
         self.conf = folder / "ceph.conf"
         self.daemons: list[Daemon] = []
-        self.ports: set[int] = set()
         self.last_failure = ""      # of a readiness check that failed in a way worth reporting
         self.deadline = time.monotonic() + START_TIMEOUT_S
 
     def logs(self) -> str:
         return "\n".join(d.logs() for d in self.daemons)
-
-    def port(self) -> int:
-        """A free loopback port not chosen before for this cluster."""
-        while (port := free_port()) in self.ports:
-            pass
-        self.ports.add(port)
-        return port
 
     def run(self, *command: str) -> str:
         """One Ceph command against the cluster; its stdout."""
@@ -290,7 +282,7 @@ class Cluster:
     def start_monitor(self) -> None:
         """The monitor, on two new ports for each attempt: its addresses are fixed in its store."""
         for attempt in range(1, PORT_ATTEMPTS + 1):
-            v2, v1 = self.port(), self.port()
+            v2, v1 = free_port(), free_port()
             self.conf.write_text(ceph_conf(self.folder, self.fsid, v2, v1))
             shutil.rmtree(self.folder / "mon", ignore_errors=True)
             (self.folder / "mon" / "a").mkdir(parents=True)
@@ -333,7 +325,7 @@ class Cluster:
     def start_radosgw(self, access_key: str, secret_key: str) -> S3Server:
         """radosgw, on a new port for each attempt, ready when it takes the user's keys."""
         for attempt in range(1, PORT_ATTEMPTS + 1):
-            port = self.port()
+            port = free_port()
             # tcp_nodelay: without it beast sends a response's headers and body as two segments,
             # and the second waits for the client's delayed ACK (40 ms per request on Linux)
             rgw = self.start("client.rgw", "radosgw", "-n", "client.rgw",

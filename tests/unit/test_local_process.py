@@ -25,11 +25,13 @@ def test_a_port_held_on_loopback_is_not_bindable():
         assert not local_process._bindable(held.getsockname()[1])
 
 
-def test_without_room_below_the_ephemeral_range_the_kernel_chooses(tmp_path, monkeypatch):
+def test_without_room_below_the_ephemeral_range_the_kernel_chooses_and_never_twice(tmp_path, monkeypatch):
+    kernel_low, kernel_high = map(int, local_process.EPHEMERAL_RANGE.read_text().split())
     ranges = tmp_path / "ip_local_port_range"
     ranges.write_text("2000\t60999\n")
     monkeypatch.setattr(local_process, "EPHEMERAL_RANGE", ranges)
-    port = free_port()
-    assert port >= 2000
+    ports = [free_port() for _ in range(50)]
+    assert len(set(ports)) == len(ports)
+    assert all(kernel_low <= p <= kernel_high for p in ports)
     with socket.socket() as s:
-        s.bind(("127.0.0.1", port))
+        s.bind(("127.0.0.1", ports[-1]))
